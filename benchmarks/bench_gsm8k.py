@@ -1,0 +1,39 @@
+"""GSM8K: grade-school math word problems, scored on the final number.
+
+Hub: ``openai/gsm8k`` (config ``main``, split ``test``); schema ``question``,
+``answer`` whose last line is ``#### <number>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pytest_jeval import Benchmark, HubDataset, LoadContext, Reply, Sample
+from pytest_jeval.scoring.numeric import gsm8k_gold, score_numeric
+
+PROMPT = (
+    "Solve the following math problem step by step. "
+    "On the last line, write the final answer as 'Answer: <number>'.\n\n{question}"
+)
+
+
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+    """One GSM8K row; the gold is the text after the last ``####``."""
+    return Sample(id=ctx.default_id(index), input=row["question"], target=gsm8k_gold(row["answer"]))
+
+
+BENCHMARK = Benchmark(
+    name="gsm8k",
+    category="math",
+    description="Grade-school math word problems (final number)",
+    dataset=HubDataset(path="openai/gsm8k", name="main", split="test"),
+    to_sample=to_sample,
+    prompt=lambda s: PROMPT.format(question=s.input),
+    scorer="numeric",
+    sample_count=1319,
+)
+
+
+def test_gsm8k(sample: Sample, response: Reply, score: Any) -> None:
+    """The final number in the reply equals the gold number (commas and $ tolerated)."""
+    score(score_numeric(response.text, sample.target))

@@ -1,0 +1,111 @@
+"""Defining a benchmark: a dataset, a prompt and a scorer in an ordinary pytest module.
+
+A benchmark module declares one module-level :class:`Benchmark` and one test
+function that takes the ``sample`` fixture::
+
+    from pytest_jeval import Benchmark, HubDataset, Sample, Score
+
+    def to_sample(row, index, ctx):
+        return Sample(id=f"capitals-{index}", input=row["q"], target=row["a"])
+
+    BENCHMARK = Benchmark(
+        name="capitals",
+        dataset=HubDataset(path="my-org/capitals", split="test"),
+        to_sample=to_sample,
+        prompt=lambda s: f"{s.input}\\nAnswer with the city name only.",
+    )
+
+    def test_capitals(sample, response, score):
+        score(Score(correct=response.text.strip().lower() == sample.target.lower()))
+
+The plugin parametrizes ``sample`` (and the model) from the dataset, sends the
+prompt ahead of time, and hands the reply to the test as ``response``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from pytest_jeval.engines.base import PromptLike
+from pytest_jeval.sample import Sample
+
+
+@dataclasses.dataclass(frozen=True)
+class HubDataset:
+    """Where a benchmark's data lives on the Hugging Face Hub."""
+
+    path: str
+    """Hub dataset id, e.g. ``openai/gsm8k``."""
+    name: Optional[str] = None
+    """Dataset config name (``load_dataset``'s ``name``), e.g. ``main``."""
+    split: str = "test"
+    """Default split."""
+    id_column: Optional[str] = None
+    """Column holding the dataset's own record id, if any."""
+    revision: Optional[str] = None
+    """Pin a dataset revision."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadContext:
+    """What ``to_sample`` knows besides the row."""
+
+    benchmark: str
+    """The benchmark name (for ``<benchmark>-<index>`` ids)."""
+    subset: Optional[str]
+    """The suite's ``subset`` setting."""
+    seed: int
+    """The suite seed, for per-record option shuffles (combine it with the record id)."""
+    data_dir: Optional[Path]
+    """Directory of the first local data file (to resolve attachments), if any."""
+
+    def default_id(self, index: int) -> str:
+        """``<benchmark>-<row index>``, the id used when the dataset has no id column."""
+        return f"{self.benchmark}-{index}"
+
+
+ToSample = Callable[[dict[str, Any], int, LoadContext], Optional[Sample]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Benchmark:
+    """A benchmark definition. Put exactly one at module level of a benchmark module."""
+
+    name: str
+    """The key users write in ``[[benchmarks]] name``."""
+    to_sample: ToSample
+    """Turn one dataset row into a :class:`Sample`; return None to skip the row (it is counted)."""
+    prompt: Callable[[Sample], PromptLike]
+    """The chat prompt for a sample; the plugin sends it ahead of time."""
+    dataset: Optional[HubDataset] = None
+    """Hub location; None for benchmarks that only ship local data."""
+    bundled_files: Sequence[str] = ()
+    """Data files shipped next to the module, used when the suite gives no ``data_files``."""
+    category: str = "other"
+    """Catalog category (reasoning, math, chat, coding, ...)."""
+    description: str = ""
+    """One line for ``--jeval-list``."""
+    scorer: str = ""
+    """Name of the scoring method, for the catalog."""
+    needs_judge: bool = False
+    """True when scoring always needs the ``[judge]`` model."""
+    sample_count: Optional[int] = None
+    """Size of the default split, if known (catalog only)."""
+
+    def default_files(self, module_file: str | None) -> list[Path]:
+        """Absolute paths of ``bundled_files`` next to the defining module."""
+        if not self.bundled_files or module_file is None:
+            return []
+        base = Path(module_file).parent
+        return [base / f for f in self.bundled_files]
+
+
+def find_benchmark(module: Any) -> Benchmark | None:
+    """The single :class:`Benchmark` defined at module level, or None."""
+    found = [v for v in vars(module).values() if isinstance(v, Benchmark)]
+    if len(found) > 1:
+        names = ", ".join(b.name for b in found)
+        raise ValueError(f"{module.__name__} defines more than one Benchmark ({names})")
+    return found[0] if found else None

@@ -1,0 +1,313 @@
+"""The suite file: TOML parsed once and validated into pydantic models.
+
+Precedence for generation settings is benchmark > model > ``[defaults]`` > built-in.
+Every model forbids unknown keys, so a misspelled key is an error that names the
+file and the key path instead of being silently dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+#: Engines that speak the OpenAI chat-completions protocol, and their default base URLs.
+OPENAI_COMPATIBLE_ENGINES: dict[str, Optional[str]] = {
+    "openai": None,
+    "cloud": None,
+    "vllm": "http://localhost:8000/v1",
+    "sglang": "http://localhost:30000/v1",
+    "ollama": "http://localhost:11434/v1",
+    "llamacpp": "http://localhost:8080/v1",
+}
+ENGINES = tuple(OPENAI_COMPATIBLE_ENGINES) + ("local",)
+
+
+class SuiteError(Exception):
+    """A suite file that cannot be used; the message names the file and the key path."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class Meta(_Strict):
+    """``[meta]``: suite metadata shown in output and summaries."""
+
+    name: str = ""
+    """Suite name."""
+    description: str = ""
+    """Human-readable description."""
+
+
+class Defaults(_Strict):
+    """``[defaults]``: generation settings for every model and benchmark."""
+
+    temperature: float = 0.0
+    """Sampling temperature."""
+    max_tokens: int = Field(2048, gt=0)
+    """Maximum output tokens."""
+    system_prompt: Optional[str] = None
+    """A system message prepended to every prompt."""
+
+
+class _Endpoint(_Strict):
+    """Fields shared by ``[[models]]`` and ``[judge]`` for reaching an endpoint."""
+
+    engine: Optional[str] = None
+    """``openai`` (default; also ``vllm``, ``sglang``, ``ollama``, ``llamacpp``, ``cloud``) or ``local``."""
+    provider: Optional[str] = None
+    """Provider hint (informational; every remote engine uses the OpenAI protocol)."""
+    base_url: Optional[str] = None
+    """OpenAI-compatible endpoint URL, e.g. ``http://gpu-node:8000/v1``."""
+    api_key: Optional[SecretStr] = None
+    """API key. Prefer ``api_key_env`` so the key stays out of the suite file."""
+    api_key_env: Optional[str] = None
+    """Name of an environment variable holding the API key."""
+    temperature: Optional[float] = None
+    """Overrides ``[defaults].temperature``."""
+    max_tokens: Optional[int] = Field(None, gt=0)
+    """Overrides ``[defaults].max_tokens``."""
+    max_concurrency: Optional[int] = Field(None, gt=0)
+    """Requests in flight to this endpoint from one pytest process (overrides ``[run]``)."""
+    model_path: Optional[str] = None
+    """``engine = "local"`` only: a GGUF file to load instead of the bundled SmolLM2."""
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and value not in ENGINES:
+            raise ValueError(f"unknown engine {value!r}; expected one of {', '.join(ENGINES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> _Endpoint:
+        if self.api_key is not None and self.api_key_env is not None:
+            raise ValueError("set either api_key or api_key_env, not both")
+        return self
+
+
+class Judge(_Endpoint):
+    """``[judge]``: the model used for LLM-as-judge scoring and answer-extraction fallbacks."""
+
+    model: str = "gpt-5-mini-2025-08-07"
+    """Judge model id sent to the endpoint."""
+    temperature: Optional[float] = 0.0
+    max_tokens: Optional[int] = Field(1024, gt=0)
+
+
+class ModelEntry(_Endpoint):
+    """``[[models]]``: one model under evaluation."""
+
+    name: str = Field(min_length=1)
+    """Model id sent to the server (must match ``GET /v1/models``)."""
+    stream: bool = False
+    """Stream responses, which gives time-to-first-token."""
+    param_count_b: float = 0.0
+    """Total parameters in billions (for MFU/MBU)."""
+    active_params_b: Optional[float] = None
+    """Active parameters per token in billions (MoE); defaults to ``param_count_b``."""
+    gpu_peak_tflops: float = 0.0
+    """GPU peak FP16 TFLOPS."""
+    gpu_peak_bandwidth_gb_s: float = 0.0
+    """GPU peak memory bandwidth in GB/s."""
+    num_gpus: int = Field(1, ge=1)
+    """GPUs used for tensor-parallel inference."""
+    price_in_per_mtok: Optional[float] = Field(None, ge=0)
+    """USD per million prompt tokens (overrides the built-in price table)."""
+    price_out_per_mtok: Optional[float] = Field(None, ge=0)
+    """USD per million completion tokens (overrides the built-in price table)."""
+
+    @property
+    def slug(self) -> str:
+        """The model id made safe for file names and test ids."""
+        return model_slug(self.name)
+
+
+class BenchmarkEntry(_Strict):
+    """``[[benchmarks]]``: one benchmark of the matrix."""
+
+    name: str = Field(min_length=1)
+    """A built-in benchmark key, or the name of the benchmark defined in ``module``."""
+    module: Optional[str] = None
+    """A user benchmark: a ``.py`` path (relative to the suite file) or a dotted module name."""
+    backend: Literal["direct", "jarvis-direct"] = "direct"
+    """How the model is called; only direct chat completions are supported."""
+    max_samples: Optional[int] = Field(None, gt=0)
+    """Evaluate a seeded random subset of this size (ids stay stable)."""
+    split: Optional[str] = None
+    """Override the dataset split."""
+    subset: Optional[str] = None
+    """Dataset subset/config (benchmark-specific)."""
+    record_ids: Optional[list[str]] = None
+    """Evaluate only these record ids."""
+    data_files: Optional[Union[str, list[str]]] = None
+    """Local copies of the dataset in the hub schema, relative to the suite file."""
+    judge_model: Optional[str] = None
+    """Override ``[judge].model`` for this benchmark."""
+    temperature: Optional[float] = None
+    """Highest-precedence temperature."""
+    max_tokens: Optional[int] = Field(None, gt=0)
+    """Highest-precedence max tokens."""
+    min_accuracy: Optional[float] = Field(None, ge=0.0, le=1.0)
+    """Gate: every model must reach this accuracy on this benchmark."""
+    agent: Optional[str] = None
+    """Reserved for agent backends (not supported yet)."""
+    tools: list[str] = Field(default_factory=list)
+    """Reserved for agent backends (not supported yet)."""
+
+    @property
+    def data_file_list(self) -> list[str]:
+        """``data_files`` as a list."""
+        if self.data_files is None:
+            return []
+        return [self.data_files] if isinstance(self.data_files, str) else list(self.data_files)
+
+
+class Run(_Strict):
+    """``[run]``: execution settings for the whole suite."""
+
+    output_dir: str = "results/"
+    """Where JSONL and summary files go (relative to the suite file's directory)."""
+    seed: int = 42
+    """Seed for the ``max_samples`` subset and option shuffles."""
+    max_concurrency: Optional[int] = Field(None, gt=0)
+    """Requests in flight to one endpoint from one pytest process (default 32)."""
+    max_workers: Optional[int] = Field(None, gt=0)
+    """Reference-suite spelling of ``max_concurrency``; used when that is unset."""
+    max_retries: int = Field(4, ge=0)
+    """Retries on 429, 5xx, timeouts and connection errors."""
+    request_timeout: float = Field(120.0, gt=0)
+    """Seconds before one HTTP attempt times out."""
+    cache_dir: Optional[str] = None
+    """Response cache location (default ``<output_dir>/.cache``)."""
+    cache: bool = True
+    """Use the on-disk response cache."""
+    max_error_rate: Optional[float] = Field(None, ge=0.0, le=1.0)
+    """Gate: the share of errored samples per model x benchmark must not exceed this."""
+    max_exec_workers: Optional[int] = Field(None, gt=0)
+    """Parallel sandboxed code executions (default: number of cores)."""
+    telemetry: bool = False
+    """Measure GPU energy and utilisation around model calls (NVML)."""
+    gpu_metrics: bool = False
+    """Alias of ``telemetry`` kept for reference suites."""
+    gpu_devices: Optional[list[int]] = None
+    """GPU indices to measure (default: all visible, honouring CUDA_VISIBLE_DEVICES)."""
+    warmup_samples: int = Field(0, ge=0)
+    """Reserved: untimed warm-up calls before measurement."""
+    energy_vendor: str = ""
+    """Reserved: energy vendor override (only NVIDIA/NVML is implemented)."""
+    max_turns: Optional[int] = None
+    """Reserved for agent backends."""
+    wandb_project: str = ""
+    wandb_entity: str = ""
+    wandb_tags: Union[str, list[str]] = ""
+    wandb_group: str = ""
+    sheets_spreadsheet_id: str = ""
+    sheets_worksheet: str = "Results"
+    sheets_credentials_path: str = ""
+
+    @property
+    def concurrency(self) -> int:
+        """Effective default concurrency per endpoint."""
+        return self.max_concurrency or self.max_workers or 32
+
+
+class BackendExternal(_Strict):
+    """``[backend.external]``: endpoint fallback for models and the judge."""
+
+    base_url: Optional[str] = None
+    api_key: Optional[SecretStr] = None
+
+
+class Backend(_Strict):
+    """``[backend]`` table; only ``external`` is defined."""
+
+    external: BackendExternal = Field(default_factory=BackendExternal)
+
+
+class Suite(_Strict):
+    """A whole suite file."""
+
+    meta: Meta = Field(default_factory=Meta)
+    defaults: Defaults = Field(default_factory=Defaults)
+    judge: Optional[Judge] = None
+    run: Run = Field(default_factory=Run)
+    backend: Backend = Field(default_factory=Backend)
+    models: list[ModelEntry] = Field(min_length=1)
+    benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Suite:
+        for label, names in (("models", [m.slug for m in self.models]), ("benchmarks", [b.name for b in self.benchmarks])):
+            seen: set[str] = set()
+            for i, name in enumerate(names):
+                if name in seen:
+                    raise ValueError(f"{label}[{i}]: duplicate name {name!r}")
+                seen.add(name)
+        return self
+
+
+def model_slug(name: str) -> str:
+    """``qwen3:8b`` -> ``qwen3-8b``: replace ``/``, ``:`` and other unsafe characters by ``-``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _format_validation_error(path: Path, err: ValidationError) -> str:
+    lines = [f"invalid suite {path}:"]
+    for e in err.errors():
+        loc = _loc(tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-"))))
+        kind = e["type"]
+        if kind == "extra_forbidden":
+            msg = "unknown key"
+        elif kind == "missing":
+            msg = "required key is missing"
+        else:
+            msg = e["msg"]
+            if "input" in e and kind not in ("value_error",) and not isinstance(e["input"], (dict, list)):
+                msg += f" (got {e['input']!r})"
+        lines.append(f"  {loc}: {msg}")
+    return "\n".join(lines)
+
+
+def parse_suite(text: str, path: Path) -> Suite:
+    """Parse and validate suite TOML text; raise SuiteError naming ``path`` and the key path."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"invalid suite {path}: malformed TOML: {exc}") from None
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        raise SuiteError(_format_validation_error(path, exc)) from None
+
+
+def load_suite(path: str | os.PathLike[str]) -> Suite:
+    """Read, parse and validate a suite file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SuiteError(f"suite file not found: {p}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"cannot read suite file {p}: {exc}") from None
+    return parse_suite(text, p)

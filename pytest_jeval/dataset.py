@@ -1,0 +1,143 @@
+"""Loading benchmark samples through ``datasets.load_dataset``, hub copy or local files alike."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from pytest_jeval.benchmark import Benchmark, LoadContext
+from pytest_jeval.sample import Sample
+
+#: ``load_dataset`` builder for each local file suffix.
+_BUILDERS = {
+    ".jsonl": "json",
+    ".json": "json",
+    ".jsonl.gz": "json",
+    ".json.gz": "json",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".parquet": "parquet",
+}
+
+
+class DatasetLoadError(Exception):
+    """The benchmark's data could not be loaded; the message says what to do."""
+
+
+def builder_for(path: Path) -> str:
+    """The ``datasets`` packaged builder (json, csv, parquet) for a local data file."""
+    name = path.name.lower()
+    for suffix, builder in sorted(_BUILDERS.items(), key=lambda kv: -len(kv[0])):
+        if name.endswith(suffix):
+            return builder
+    raise DatasetLoadError(f"cannot tell the format of {path}; use .jsonl, .json, .csv, .tsv or .parquet")
+
+
+def _quiet_datasets() -> Any:
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    logging.getLogger("datasets").setLevel(logging.ERROR)
+    return datasets
+
+
+def load_rows(
+    benchmark: Benchmark,
+    files: Sequence[Path],
+    split: Optional[str],
+    subset: Optional[str],
+) -> Any:
+    """Load the raw rows as a ``datasets.Dataset``: from ``files`` when given, else from the hub."""
+    datasets = _quiet_datasets()
+    if files:
+        builder = builder_for(files[0])
+        split_name = split or "train"
+        kwargs: dict[str, Any] = {}
+        if files[0].name.lower().endswith(".tsv"):
+            kwargs["delimiter"] = "\t"
+        try:
+            return datasets.load_dataset(
+                builder, data_files={split_name: [str(f) for f in files]}, split=split_name, **kwargs
+            )
+        except Exception as exc:  # datasets raises many types for bad files
+            raise DatasetLoadError(f"cannot load {', '.join(map(str, files))} for {benchmark.name!r}: {exc}") from exc
+    hub = benchmark.dataset
+    if hub is None:
+        raise DatasetLoadError(f"benchmark {benchmark.name!r} has no hub dataset; set data_files in the suite")
+    try:
+        return datasets.load_dataset(hub.path, subset or hub.name, split=split or hub.split, revision=hub.revision)
+    except Exception as exc:
+        raise DatasetLoadError(
+            f"cannot load {hub.path!r} (split {split or hub.split!r}) from the Hugging Face Hub for "
+            f"benchmark {benchmark.name!r}: {type(exc).__name__}: {exc}. If this machine is offline, download "
+            f"the dataset elsewhere and point [[benchmarks]] data_files at a local copy in the same schema."
+        ) from exc
+
+
+def select(samples: list[Sample], record_ids: Optional[Sequence[str]], max_samples: Optional[int], seed: int) -> list[Sample]:
+    """Apply ``record_ids`` then a seeded ``max_samples`` subset, keeping source order."""
+    if record_ids is not None:
+        wanted = set(record_ids)
+        samples = [s for s in samples if s.id in wanted]
+    if max_samples is not None and max_samples < len(samples):
+        rng = np.random.default_rng(seed)
+        keep = np.sort(rng.permutation(len(samples))[:max_samples])
+        samples = [samples[int(i)] for i in keep]
+    return samples
+
+
+def load_samples(
+    benchmark: Benchmark,
+    *,
+    files: Sequence[Path] = (),
+    split: Optional[str] = None,
+    subset: Optional[str] = None,
+    seed: int = 42,
+    record_ids: Optional[Sequence[str]] = None,
+    max_samples: Optional[int] = None,
+) -> tuple[list[Sample], int]:
+    """Load, convert and select samples. Returns ``(samples, skipped_rows)``.
+
+    Record ids come from ``to_sample`` and must be unique; they never depend on
+    the seed or ``max_samples`` because the subset is chosen after conversion.
+    """
+    rows = load_rows(benchmark, files, split, subset)
+    ctx = LoadContext(
+        benchmark=benchmark.name,
+        subset=subset,
+        seed=seed,
+        data_dir=files[0].parent if files else None,
+    )
+    samples: list[Sample] = []
+    skipped = 0
+    seen: set[str] = set()
+    id_column = benchmark.dataset.id_column if benchmark.dataset else None
+    for index, row in enumerate(rows):
+        try:
+            sample = benchmark.to_sample(row, index, ctx)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DatasetLoadError(
+                f"row {index} of {benchmark.name!r} does not have the expected schema: {type(exc).__name__}: {exc}"
+            ) from exc
+        if sample is None:
+            skipped += 1
+            continue
+        if id_column and row.get(id_column) not in (None, "") and sample.id != str(row[id_column]):
+            sample = _with(sample, id=str(row[id_column]))
+        if sample.index < 0:
+            sample = _with(sample, index=index)
+        if sample.id in seen:
+            raise DatasetLoadError(f"duplicate record id {sample.id!r} in {benchmark.name!r}")
+        seen.add(sample.id)
+        samples.append(sample)
+    return select(samples, record_ids, max_samples, seed), skipped
+
+
+def _with(sample: Sample, **changes: Any) -> Sample:
+    import dataclasses
+
+    return dataclasses.replace(sample, **changes)

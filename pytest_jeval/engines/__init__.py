@@ -1,0 +1,1 @@
+"""Model engines: the OpenAI-compatible client and the bundled local model server."""

@@ -1,0 +1,190 @@
+"""An OpenAI-compatible server for the bundled local model (llama-cpp-python), on 127.0.0.1.
+
+Run as ``python -m pytest_jeval.engines.local_server --model FILE.gguf``; it prints
+``READY <base_url>`` once listening. The plugin starts one such process per run
+(on the xdist controller), so the model is loaded once however many workers call it.
+
+Identical requests give identical answers: the model's KV-cache state is reset
+before every request, so no prefix reuse from the previous prompt changes the
+numerics, and temperature-0 sampling is greedy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Optional
+
+
+class LocalModel:
+    """``llama_cpp.Llama`` behind a lock (llama.cpp contexts are not thread-safe).
+
+    Two contexts share the weights file: a fast one, and one created on first use
+    with ``logits_all=True`` for requests that ask for logprobs (computing logits
+    for every prompt token makes generation several times slower).
+    """
+
+    def __init__(self, path: str, *, n_ctx: int = 2048, n_threads: Optional[int] = None, name: str = "local") -> None:
+        self.name = name
+        self.path = path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.llm = self._load(logits_all=False)
+        self._with_logits: Optional[Any] = None
+        self.lock = threading.Lock()
+
+    def _load(self, *, logits_all: bool) -> Any:
+        from llama_cpp import Llama
+
+        return Llama(model_path=self.path, n_ctx=self.n_ctx, n_threads=self.n_threads, logits_all=logits_all,
+                     verbose=False, seed=0)
+
+    def _context(self, logprobs: bool) -> Any:
+        if not logprobs:
+            return self.llm
+        if self._with_logits is None:
+            self._with_logits = self._load(logits_all=True)
+        return self._with_logits
+
+    def _kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "messages": body["messages"],
+            "temperature": float(body.get("temperature") or 0.0),
+            "max_tokens": int(body.get("max_tokens") or body.get("max_completion_tokens") or 256),
+            "seed": int(body.get("seed") or 0),
+        }
+        for key in ("top_p", "stop", "presence_penalty", "frequency_penalty"):
+            if body.get(key) is not None:
+                kwargs[key] = body[key]
+        if body.get("logprobs"):
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = int(body.get("top_logprobs") or 0)
+        return kwargs
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Run one chat completion and return it in the OpenAI response format."""
+        kwargs = self._kwargs(body)
+        with self.lock:
+            llm = self._context(bool(kwargs.get("logprobs")))
+            llm.reset()
+            result: dict[str, Any] = llm.create_chat_completion(**kwargs)
+        result["model"] = body.get("model") or self.name
+        return result
+
+    def stream(self, body: dict[str, Any], emit: Callable[[Optional[dict[str, Any]]], None]) -> None:
+        """Generate token by token, calling ``emit`` per chunk and ``emit(None)`` at the end.
+
+        The last chunk carries ``usage``: completion tokens are the content
+        chunks, prompt tokens the rest of the evaluated context.
+        """
+        kwargs = self._kwargs(body)
+        kwargs.pop("logprobs", None)
+        kwargs.pop("top_logprobs", None)
+        try:
+            with self.lock:
+                self.llm.reset()
+                generated = 0
+                last: dict[str, Any] = {}
+                for chunk in self.llm.create_chat_completion(stream=True, **kwargs):
+                    chunk = dict(chunk)  # type: ignore[arg-type]
+                    chunk["model"] = body.get("model") or self.name
+                    if chunk["choices"] and chunk["choices"][0].get("delta", {}).get("content"):
+                        generated += 1
+                    last = chunk
+                    emit(chunk)
+                prompt = max(int(self.llm.n_tokens) - generated, 0)
+            usage = {"prompt_tokens": prompt, "completion_tokens": generated, "total_tokens": prompt + generated}
+            emit({**last, "choices": [], "usage": usage})
+        finally:
+            emit(None)
+
+
+def make_app(model: LocalModel) -> Any:
+    """The aiohttp application serving ``/v1/models`` and ``/v1/chat/completions``."""
+    from aiohttp import web
+
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+
+    async def models(_request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": model.name, "object": "model", "owned_by": "local"}]})
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.json()
+            if not isinstance(body.get("messages"), list):
+                raise ValueError("messages must be a list")
+        except ValueError as exc:
+            return web.json_response({"error": {"message": str(exc), "type": "invalid_request_error"}}, status=400)
+        loop = asyncio.get_running_loop()
+        if not body.get("stream"):
+            try:
+                result = await loop.run_in_executor(executor, model.complete, body)
+            except Exception as exc:  # report model errors as 500s; the server stays up
+                return web.json_response(
+                    {"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error"}}, status=500
+                )
+            return web.json_response(result)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        queue: asyncio.Queue[Optional[dict[str, Any]]] = asyncio.Queue()
+        producer = loop.run_in_executor(executor, model.stream, body, lambda c: loop.call_soon_threadsafe(queue.put_nowait, c))
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        while (chunk := await queue.get()) is not None:
+            if chunk.get("usage") is not None and not include_usage:
+                continue
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await producer
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/chat/completions", chat)
+    app.on_cleanup.append(lambda _app: asyncio.get_running_loop().run_in_executor(None, executor.shutdown))
+    return app
+
+
+async def _serve(model: LocalModel, host: str, port: int) -> None:
+    from aiohttp import web
+
+    runner = web.AppRunner(make_app(model), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
+    bound = sockets[0].getsockname()[1] if sockets else port
+    print(f"READY http://{host}:{bound}/v1", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="path of a GGUF file")
+    parser.add_argument("--name", default="local", help="model id reported by /v1/models")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--n-ctx", type=int, default=2048)
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    model = LocalModel(args.model, n_ctx=args.n_ctx, n_threads=args.threads, name=args.name)
+    print(f"loaded {args.model} in {time.perf_counter() - started:.2f}s", file=sys.stderr, flush=True)
+    try:
+        asyncio.run(_serve(model, args.host, args.port))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

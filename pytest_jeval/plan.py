@@ -1,0 +1,259 @@
+"""The evaluation plan: a validated suite resolved into benchmarks, models, endpoints and requests."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Optional
+
+from pydantic import SecretStr
+
+from pytest_jeval.benchmark import Benchmark, find_benchmark
+from pytest_jeval.config import OPENAI_COMPATIBLE_ENGINES, BenchmarkEntry, ModelEntry, Suite, SuiteError, load_suite
+from pytest_jeval.dataset import load_samples
+from pytest_jeval.engines.base import PromptLike, as_messages
+from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
+from pytest_jeval.sample import Sample
+
+@dataclass
+class PlannedBenchmark:
+    """One ``[[benchmarks]]`` entry with its definition and module."""
+
+    entry: BenchmarkEntry
+    benchmark: Benchmark
+    module: ModuleType
+    files: list[Path]
+    """Resolved local data files (suite ``data_files`` or the bundled ones)."""
+
+    @property
+    def module_file(self) -> Path:
+        """Path of the module defining the benchmark."""
+        return Path(self.module.__file__ or "")
+
+
+@dataclass
+class EvalPlan:
+    """Everything the plugin needs to know about a suite, built once per process."""
+
+    suite: Suite
+    path: Path
+    output_dir: Path
+    cache_dir: Optional[Path]
+    benchmarks: dict[str, PlannedBenchmark]
+    models: dict[str, ModelEntry]
+    local_base_url: Optional[str] = None
+    """URL of the bundled local model's server, once started."""
+    _samples: dict[str, tuple[list[Sample], int]] = field(default_factory=dict)
+
+    # -- construction ----------------------------------------------------------------
+    @classmethod
+    def from_file(cls, path: Path, *, invocation_dir: Path, output_dir: Optional[str] = None, use_cache: bool = True) -> EvalPlan:
+        """Load and resolve a suite; raise SuiteError with the file and key path on any problem."""
+        path = path if path.is_absolute() else invocation_dir / path
+        suite = load_suite(path)
+        out = Path(output_dir or suite.run.output_dir)
+        out = out if out.is_absolute() else invocation_dir / out
+        cache_dir: Optional[Path] = None
+        if use_cache and suite.run.cache:
+            cache_dir = Path(suite.run.cache_dir) if suite.run.cache_dir else out / ".cache"
+            cache_dir = cache_dir if cache_dir.is_absolute() else invocation_dir / cache_dir
+        benchmarks = {}
+        for i, entry in enumerate(suite.benchmarks):
+            benchmarks[entry.name] = _plan_benchmark(path, i, entry)
+        for i, m in enumerate(suite.models):
+            _check_model(path, i, m)
+        if suite.judge is not None and suite.judge.api_key_env and suite.judge.api_key_env not in os.environ:
+            raise SuiteError(f"invalid suite {path}:\n  judge.api_key_env: environment variable {suite.judge.api_key_env!r} is not set")
+        return cls(
+            suite=suite,
+            path=path,
+            output_dir=out,
+            cache_dir=cache_dir,
+            benchmarks=benchmarks,
+            models={m.name: m for m in suite.models},
+        )
+
+    @property
+    def needs_local_model(self) -> bool:
+        """True when a model or the judge uses the bundled local engine."""
+        judge = self.suite.judge
+        return any(m.engine == "local" for m in self.models.values()) or (judge is not None and judge.engine == "local")
+
+    def local_model_path(self) -> Optional[str]:
+        """A ``model_path`` override for the local engine, if the suite sets one."""
+        for m in self.models.values():
+            if m.engine == "local" and m.model_path:
+                return str(_relative(self.path, m.model_path))
+        judge = self.suite.judge
+        if judge is not None and judge.engine == "local" and judge.model_path:
+            return str(_relative(self.path, judge.model_path))
+        return None
+
+    # -- samples ---------------------------------------------------------------------
+    def samples(self, name: str) -> tuple[list[Sample], int]:
+        """Samples of one benchmark (loaded once per process) and the count of skipped rows."""
+        if name not in self._samples:
+            pb = self.benchmarks[name]
+            e = pb.entry
+            self._samples[name] = load_samples(
+                pb.benchmark,
+                files=pb.files,
+                split=e.split,
+                subset=e.subset,
+                seed=self.suite.run.seed,
+                record_ids=e.record_ids,
+                max_samples=e.max_samples,
+            )
+        return self._samples[name]
+
+    # -- endpoints and requests ------------------------------------------------------
+    def endpoint_for(self, entry: ModelEntry | None = None, *, judge: bool = False) -> Endpoint:
+        """Resolve base_url and key: entry, then ``[backend.external]``, then JEVAL_* env vars."""
+        src = self.suite.judge if judge else entry
+        assert src is not None
+        run = self.suite.run
+        ext = self.suite.backend.external
+        engine = src.engine or "openai"
+        if engine == "local":
+            if self.local_base_url is None:
+                raise RuntimeError("the local model server has not been started")
+            base_url: Optional[str] = self.local_base_url
+            key = SecretStr("local")
+        else:
+            base_url = src.base_url or ext.base_url or os.environ.get("JEVAL_BASE_URL") or OPENAI_COMPATIBLE_ENGINES.get(engine)
+            key = _key(src.api_key, src.api_key_env) or ext.api_key or _env_secret("JEVAL_API_KEY")
+            if key is None:
+                key = _env_secret("OPENAI_API_KEY") if base_url is None else SecretStr("EMPTY")
+            if key is None:
+                key = SecretStr("EMPTY")
+        return Endpoint(
+            base_url=base_url,
+            api_key=key,
+            max_concurrency=src.max_concurrency or run.concurrency,
+            timeout=run.request_timeout,
+            max_retries=run.max_retries,
+        )
+
+    def generation(self, bench: str, model: str) -> tuple[float, int]:
+        """(temperature, max_tokens) by precedence benchmark > model > defaults > built-in."""
+        e = self.benchmarks[bench].entry
+        m = self.models[model]
+        d = self.suite.defaults
+        temperature = e.temperature if e.temperature is not None else m.temperature if m.temperature is not None else d.temperature
+        max_tokens = e.max_tokens if e.max_tokens is not None else m.max_tokens if m.max_tokens is not None else d.max_tokens
+        return float(temperature), int(max_tokens)
+
+    def request(self, bench: str, model: str, prompt: PromptLike, **overrides: object) -> ChatRequest:
+        """The chat request for ``prompt`` under this benchmark's and model's settings."""
+        temperature, max_tokens = self.generation(bench, model)
+        m = self.models[model]
+        kwargs: dict[str, object] = {
+            "model": m.name,
+            "messages": as_messages(prompt, self.suite.defaults.system_prompt),
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "stream": m.stream,
+        }
+        kwargs.update(overrides)
+        return ChatRequest(**kwargs)  # type: ignore[arg-type]
+
+    def sample_request(self, bench: str, model: str, sample: Sample) -> ChatRequest:
+        """The request the plugin sends (and prefetches) for one sample."""
+        return self.request(bench, model, self.benchmarks[bench].benchmark.prompt(sample))
+
+
+def _relative(suite_path: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else suite_path.parent / p
+
+
+def _env_secret(name: str) -> Optional[SecretStr]:
+    value = os.environ.get(name)
+    return SecretStr(value) if value else None
+
+
+def _key(api_key: Optional[SecretStr], env: Optional[str]) -> Optional[SecretStr]:
+    if api_key is not None:
+        return api_key
+    if env:
+        return _env_secret(env)
+    return None
+
+
+def _check_model(path: Path, i: int, m: ModelEntry) -> None:
+    if m.api_key_env and m.api_key_env not in os.environ:
+        raise SuiteError(f"invalid suite {path}:\n  models[{i}].api_key_env: environment variable {m.api_key_env!r} is not set")
+    if m.model_path and m.engine != "local":
+        raise SuiteError(f"invalid suite {path}:\n  models[{i}].model_path: only valid with engine = \"local\"")
+    if m.model_path and not _relative(path, m.model_path).is_file():
+        raise SuiteError(f"invalid suite {path}:\n  models[{i}].model_path: file not found: {_relative(path, m.model_path)}")
+
+
+def _import_module(path: Path, i: int, entry: BenchmarkEntry) -> ModuleType:
+    spec_text = entry.module or ""
+    where = f"benchmarks[{i}].module"
+    if spec_text.endswith(".py") or "/" in spec_text or os.sep in spec_text:
+        file = _relative(path, spec_text)
+        if not file.is_file():
+            raise SuiteError(f"invalid suite {path}:\n  {where}: file not found: {file}")
+        mod_name = f"jeval_user_bench_{entry.name.replace('-', '_')}"
+        if mod_name in sys.modules and getattr(sys.modules[mod_name], "__file__", None) == str(file):
+            return sys.modules[mod_name]
+        spec = importlib.util.spec_from_file_location(mod_name, file)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[mod_name]
+            raise SuiteError(f"invalid suite {path}:\n  {where}: importing {file} failed: {type(exc).__name__}: {exc}") from exc
+        return module
+    try:
+        return importlib.import_module(spec_text)
+    except ImportError as exc:
+        raise SuiteError(f"invalid suite {path}:\n  {where}: cannot import {spec_text!r}: {exc}") from exc
+
+
+def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchmark:
+    if entry.module:
+        module = _import_module(path, i, entry)
+    else:
+        from pytest_jeval.catalog import builtin_index
+
+        mod_name = builtin_index().get(entry.name)
+        if mod_name is None:
+            known = ", ".join(sorted(builtin_index()))
+            raise SuiteError(
+                f"invalid suite {path}:\n  benchmarks[{i}].name: unknown benchmark {entry.name!r}; "
+                f"built-in benchmarks are: {known} (or set module = \"path/to/bench.py\" for your own)"
+            )
+        module = importlib.import_module(mod_name)
+    try:
+        bench = find_benchmark(module)
+    except ValueError as exc:
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}]: {exc}") from None
+    if bench is None:
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].module: {module.__name__} defines no Benchmark")
+    if bench.name != entry.name:
+        raise SuiteError(
+            f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} does not match the module's "
+            f"Benchmark name {bench.name!r}"
+        )
+    files: list[Path] = []
+    for j, f in enumerate(entry.data_file_list):
+        p = _relative(path, f)
+        if not p.is_file():
+            suffix = f"[{j}]" if isinstance(entry.data_files, list) else ""
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files{suffix}: file not found: {p}")
+        files.append(p)
+    if not files:
+        files = bench.default_files(module.__file__)
+        if not files and bench.dataset is None:
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: {entry.name!r} needs local data files")
+    return PlannedBenchmark(entry=entry, benchmark=bench, module=module, files=files)

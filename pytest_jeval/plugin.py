@@ -1,0 +1,310 @@
+"""pytest-jeval: LLM benchmarks as pytest test suites.
+
+Entry point (``pytest11``). Without ``--jeval-config`` the plugin registers its
+options and fixtures and otherwise stays silent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Generator, Optional
+
+import pytest
+
+from pytest_jeval import collect
+from pytest_jeval.collect import plan_key, suite_args
+from pytest_jeval.config import SuiteError
+from pytest_jeval.engines.local import LocalModelError, LocalServer
+from pytest_jeval.fixtures import jeval_model, judge, model, response, runtime_key, sample, score  # noqa: F401
+from pytest_jeval.gates import GateResult, evaluate_gates, has_gates
+from pytest_jeval.plan import EvalPlan
+from pytest_jeval.records import build_record
+from pytest_jeval.runtime import ItemCase, Runtime, case_for, case_key
+from pytest_jeval.summary import read_records, write_summary
+from pytest_jeval.terminal import results_table
+from pytest_jeval.writer import ResultsWriter, jsonl_path
+
+writer_key = pytest.StashKey[ResultsWriter]()
+local_server_key = pytest.StashKey[LocalServer]()
+gates_key = pytest.StashKey[list[GateResult]]()
+worker_stats_key = pytest.StashKey[list[dict[str, Any]]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The ``jeval`` option group and its ini twins."""
+    group = parser.getgroup("jeval", "LLM benchmarks as tests (pytest-jeval)")
+    group.addoption("--jeval-config", dest="jeval_config", metavar="SUITE.toml", default=None,
+                    help="run the models x benchmarks matrix of this suite file")
+    group.addoption("--jeval-output", dest="jeval_output", metavar="DIR", default=None,
+                    help="write results here instead of [run] output_dir")
+    group.addoption("--jeval-resume", dest="jeval_resume", action="store_true", default=False,
+                    help="keep finished records in the output JSONL, skip those samples, append the rest")
+    group.addoption("--jeval-no-cache", dest="jeval_no_cache", action="store_true", default=False,
+                    help="do not read or write the on-disk response cache")
+    group.addoption("--jeval-list", dest="jeval_list", action="store_true", default=False,
+                    help="print the benchmark catalog and exit")
+    parser.addini("jeval_config", "default suite file for --jeval-config", default=None)
+    parser.addini("jeval_output", "default output directory for --jeval-output", default=None)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _option(config: pytest.Config, name: str) -> Optional[str]:
+    value = config.getoption(name)
+    if value is None:
+        value = config.getini(name)
+    return str(value) if value else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> Optional[int]:
+    """``--jeval-list`` prints the catalog and exits."""
+    if not config.getoption("jeval_list"):
+        return None
+    from pytest_jeval.catalog import catalog_rows
+
+    rows = catalog_rows()
+    headers = ("name", "category", "dataset", "samples", "scorer")
+    cells = [[str(r[h]) if r[h] is not None else "?" for h in headers] for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+    for c in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(c, widths)).rstrip())
+    return 0
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Load and validate the suite once; set up the runtime, and the writer on the controller."""
+    suite = _option(config, "jeval_config")
+    if not suite:
+        return
+    try:
+        plan = EvalPlan.from_file(
+            Path(suite),
+            invocation_dir=config.invocation_params.dir,
+            output_dir=_option(config, "jeval_output"),
+            use_cache=not config.getoption("jeval_no_cache"),
+        )
+    except SuiteError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[plan_key] = plan
+    config.args = suite_args(config, plan.path)
+    config.pluginmanager.register(collect, "jeval-collect")
+    runtime = Runtime(plan, use_cache=not config.getoption("jeval_no_cache"))
+    config.stash[runtime_key] = runtime
+    if _is_worker(config):
+        plan.local_base_url = config.workerinput.get("jeval_local_url")  # type: ignore[attr-defined]
+    else:
+        writer = ResultsWriter(plan, resume=config.getoption("jeval_resume"))
+        config.stash[writer_key] = writer
+        config.pluginmanager.register(writer, "jeval-writer")
+        config.stash[worker_stats_key] = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the call scheduler and the local model server."""
+    runtime = config.stash.get(runtime_key, None)
+    if runtime is not None:
+        runtime.close()
+    server = config.stash.get(local_server_key, None)
+    if server is not None:
+        server.stop()
+    writer = config.stash.get(writer_key, None)
+    if writer is not None:
+        writer.close()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Prepare outputs, start the local model and check endpoints, before any worker starts."""
+    config = session.config
+    runtime = config.stash.get(runtime_key, None)
+    if runtime is None:
+        return
+    plan = runtime.plan
+    if _is_worker(config):
+        if config.getoption("jeval_resume"):
+            runtime.resumed = _read_resumed(plan)
+        return
+    runtime.resumed = config.stash[writer_key].prepare()
+    if config.option.collectonly:
+        return
+    if plan.needs_local_model:
+        server = LocalServer(plan.local_model_path(), name=next(
+            (m.name for m in plan.models.values() if m.engine == "local"), "local"))
+        try:
+            plan.local_base_url = server.start()
+        except LocalModelError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        config.stash[local_server_key] = server
+    problems = []
+    seen = set()
+    targets = [(runtime.endpoint(m), f"model {m!r}") for m in plan.models]
+    if plan.suite.judge is not None:
+        targets.append((runtime.endpoint(plan.suite.judge.model, judge=True), "the judge"))
+    for endpoint, who in targets:
+        if endpoint in seen:
+            continue
+        seen.add(endpoint)
+        reason = runtime.scheduler.preflight(endpoint)
+        if reason is not None:
+            problems.append(f"{who}: {reason}")
+    if problems:
+        pytest.exit("jeval: endpoint unusable, no samples were sent:\n  " + "\n  ".join(problems), returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def _read_resumed(plan: EvalPlan) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+    out = {}
+    for bench in plan.benchmarks:
+        for model_name in plan.models:
+            recs = read_records(jsonl_path(plan.output_dir, bench, model_name))
+            out[(bench, model_name)] = {str(r["record_id"]): r for r in recs if r.get("error") is None}
+    return out
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: tell each worker where the controller's local model server listens."""
+    plan = node.config.stash.get(plan_key, None)
+    if plan is not None and plan.local_base_url:
+        node.workerinput["jeval_local_url"] = plan.local_base_url
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist: collect each worker's call statistics for the terminal summary."""
+    stats = getattr(node, "workeroutput", {}).get("jeval_stats")
+    bucket = node.config.stash.get(worker_stats_key, None)
+    if stats and bucket is not None:
+        bucket.append(stats)
+
+
+def _upcoming(session: pytest.Session, item: pytest.Item, window: int) -> list[pytest.Item]:
+    """The items this process will run next (including ``item``), at most ``window``."""
+    items = session.items
+    for plugin in session.config.pluginmanager.get_plugins():
+        torun = getattr(plugin, "torun", None)
+        if type(plugin).__name__ == "WorkerInteractor" and torun is not None:
+            with torun.lock() as queue:
+                indices = [i for i in list(queue)[:window] if isinstance(i, int)]
+            return [item] + [items[i] for i in indices]
+    cursor = session.stash.get(_cursor_key, 0)
+    while cursor < len(items) and items[cursor] is not item:
+        cursor += 1
+    session.stash[_cursor_key] = cursor
+    return items[cursor : cursor + window]
+
+
+_cursor_key = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> None:
+    """Send the calls of upcoming items ahead of time."""
+    runtime = item.config.stash.get(runtime_key, None)
+    if runtime is not None:
+        runtime.prefetch(_upcoming(item.session, item, runtime.window))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Attach the item's case (benchmark, model, sample) and any resumed record."""
+    runtime = item.config.stash.get(runtime_key, None)
+    if runtime is None:
+        return
+    found = case_for(item)
+    if found is None:
+        return
+    bench, model_name, sample_ = found
+    case = ItemCase(benchmark=bench, model=model_name, sample=sample_)
+    case.resumed = runtime.is_resumed(bench, model_name, sample_.id)
+    item.stash[case_key] = case
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Optional[bool]:
+    """A resumed sample reports its stored verdict instead of running again."""
+    case = pyfuncitem.stash.get(case_key, None)
+    if case is None or case.resumed is None:
+        return None
+    if case.resumed.get("is_correct") is True:
+        return True
+    pytest.fail(f"resumed: recorded as {'unscored' if case.resumed.get('is_correct') is None else 'wrong'} in a previous run", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach the sample's record (JSON builtins) to the report that finishes it."""
+    report = yield
+    case = item.stash.get(case_key, None)
+    if case is None:
+        return report
+    finished = report.when == "call" or (report.when == "setup" and report.failed)
+    if not finished:
+        return report
+    if case.resumed is not None:
+        record = case.resumed
+        report.jeval_resumed = True  # type: ignore[attr-defined]
+    else:
+        failure = None
+        if report.failed and call.excinfo is not None and not isinstance(call.excinfo.value, pytest.fail.Exception):
+            failure = call.excinfo.exconly()[:2000]
+        if report.when == "setup" and case.error is None:
+            case.error = f"setup failed: {failure}"
+        record = build_record(case, failure=failure)
+    report.jeval_record = record  # type: ignore[attr-defined]
+    for name in ("record_id", "benchmark", "model", "score", "latency_seconds"):
+        item.user_properties.append((name if name != "latency_seconds" else "latency", record.get(name)))
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Workers report call stats; the controller writes summaries and applies gates."""
+    config = session.config
+    runtime = config.stash.get(runtime_key, None)
+    if runtime is None:
+        return
+    if _is_worker(config):
+        config.workeroutput["jeval_stats"] = dict(vars(runtime.scheduler.stats))  # type: ignore[attr-defined]
+        return
+    writer = config.stash[writer_key]
+    aggregate = writer.finish()
+    gates = evaluate_gates(runtime.plan, writer.summaries) if has_gates(runtime.plan) else []
+    config.stash[gates_key] = gates
+    aggregate["gates"] = [g.__dict__ for g in gates]
+    if writer.summaries:
+        write_summary(runtime.plan.output_dir / "summary.json", aggregate)
+    if gates and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = pytest.ExitCode.OK if all(g.passed for g in gates) else pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The results table, the gates and the call statistics."""
+    writer = config.stash.get(writer_key, None)
+    if writer is None:
+        return
+    tr = terminalreporter
+    runtime = config.stash[runtime_key]
+    if writer.summaries:
+        tr.write_sep("=", "jeval results")
+        for line in results_table(writer.summaries):
+            tr.write_line(line)
+        gates = config.stash.get(gates_key, [])
+        if gates:
+            tr.write_line("")
+            tr.write_line("gates:")
+            for g in gates:
+                tr.write_line(f"  {g.describe()}", green=g.passed, red=not g.passed)
+        stats = config.stash.get(worker_stats_key, []) or [dict(vars(runtime.scheduler.stats))]
+        sent = sum(s["requests_sent"] for s in stats)
+        hits = sum(s["cache_hits"] for s in stats)
+        retries = sum(s["retries"] for s in stats)
+        peak = max(s["max_in_flight"] for s in stats)
+        spans = [s["last_completion_at"] - s["first_request_at"] for s in stats if s["first_request_at"] is not None and s["last_completion_at"] is not None]
+        rate = f", {sent / max(spans):.1f} requests/s in-call" if spans and max(spans) > 0 and sent else ""
+        tr.write_line("")
+        tr.write_line(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}")
+        tr.write_line(f"results: {runtime.plan.output_dir}{os.sep} ({len(writer.files)} JSONL files, summary.json)")

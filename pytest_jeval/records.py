@@ -1,0 +1,135 @@
+"""Per-sample JSONL records: built on the process that ran the item, as JSON builtins."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pytest_jeval.runtime import ItemCase
+
+#: The reference record fields, in order. Unmeasured values are ``null``, never a made-up 0.
+RECORD_FIELDS = (
+    "record_id",
+    "benchmark",
+    "model",
+    "backend",
+    "model_answer",
+    "is_correct",
+    "score",
+    "latency_seconds",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "error",
+    "scoring_metadata",
+    "ttft",
+    "energy_joules",
+    "power_watts",
+    "gpu_utilization_pct",
+    "throughput_tok_per_sec",
+    "mfu_pct",
+    "mbu_pct",
+    "ipw",
+    "ipj",
+)
+
+#: Fields pytest-jeval adds after the reference ones.
+EXTRA_FIELDS = (
+    "subject",
+    "question",
+    "expected",
+    "extracted",
+    "unscored",
+    "cached",
+    "attempts",
+    "judge_prompt_tokens",
+    "judge_completion_tokens",
+    "judge_cost_usd",
+)
+
+
+def _sum(values: list[Optional[int]]) -> Optional[int]:
+    known = [v for v in values if v is not None]
+    return sum(known) if known and len(known) == len(values) else None
+
+
+def _plain(value: Any) -> Any:
+    """Convert to JSON builtins (xdist ships records in reports)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in value]
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item):
+        try:
+            return _plain(item())
+        except (TypeError, ValueError):
+            pass
+    return str(value)
+
+
+def build_record(case: ItemCase, *, backend: str = "direct", failure: Optional[str] = None) -> dict[str, Any]:
+    """The record of one finished item.
+
+    ``failure`` is the text of an exception raised outside scoring (a crashing
+    scorer, for example); it is kept in ``scoring_metadata`` and the sample counts
+    as wrong.
+    """
+    replies = case.replies
+    last = replies[-1] if replies else None
+    score = case.score
+    metadata: dict[str, Any] = dict(score.metadata) if score is not None else {}
+    if failure is not None and case.error is None:
+        metadata["exception"] = failure
+    if case.error is not None:
+        is_correct: Optional[bool] = None
+        value: Optional[float] = None
+        unscored = False
+    elif score is None:
+        is_correct = failure is None
+        value = 1.0 if is_correct else 0.0
+        unscored = False
+    else:
+        is_correct = score.correct
+        value = score.numeric
+        unscored = score.unscored
+    latency = sum(r.latency_seconds for r in replies if r.latency_seconds is not None) if replies else None
+    completion = _sum([r.completion_tokens for r in replies]) if replies else None
+    throughput = completion / latency if completion is not None and latency else None
+    ttft = last.ttft if last is not None else None
+    record: dict[str, Any] = {
+        "record_id": case.sample.id,
+        "benchmark": case.benchmark,
+        "model": case.model,
+        "backend": backend,
+        "model_answer": last.text if last is not None else None,
+        "is_correct": is_correct,
+        "score": value,
+        "latency_seconds": latency,
+        "prompt_tokens": _sum([r.prompt_tokens for r in replies]) if replies else None,
+        "completion_tokens": completion,
+        "cost_usd": None,
+        "error": case.error,
+        "scoring_metadata": metadata,
+        "ttft": ttft,
+        "energy_joules": None,
+        "power_watts": None,
+        "gpu_utilization_pct": None,
+        "throughput_tok_per_sec": throughput,
+        "mfu_pct": None,
+        "mbu_pct": None,
+        "ipw": None,
+        "ipj": None,
+        "subject": case.sample.subject,
+        "question": case.sample.input,
+        "expected": score.expected if score is not None and score.expected is not None else case.sample.target,
+        "extracted": score.extracted if score is not None else None,
+        "unscored": unscored,
+        "cached": bool(replies) and all(r.cached for r in replies),
+        "attempts": sum(r.attempts for r in replies) if replies else None,
+        "judge_prompt_tokens": _sum([r.prompt_tokens for r in case.judge_replies]) if case.judge_replies else None,
+        "judge_completion_tokens": _sum([r.completion_tokens for r in case.judge_replies]) if case.judge_replies else None,
+        "judge_cost_usd": None,
+    }
+    return {k: _plain(v) for k, v in record.items()}

@@ -1,0 +1,1 @@
+"""Running model calls: the background scheduler, the response cache and ahead-of-time prefetch."""

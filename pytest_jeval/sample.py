@@ -1,0 +1,37 @@
+"""The unit of a benchmark: one dataset record turned into a question with a gold answer."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One benchmark record, ready to be asked.
+
+    ``id`` is the stable record id: the dataset's own id column when there is one,
+    else ``<benchmark>-<row index in the source split>``. It never depends on the
+    seed, on shuffling or on ``max_samples``.
+    """
+
+    id: str
+    """Stable record id (also part of the pytest item id)."""
+    input: str
+    """The question or task text shown to the model (before prompt templating)."""
+    target: Any = None
+    """The gold answer in whatever form the benchmark's scorer expects."""
+    choices: tuple[str, ...] = ()
+    """Answer options for multiple-choice benchmarks, in the order shown to the model."""
+    subject: str | None = None
+    """Grouping for the summary's ``per_subject`` block."""
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+    """Anything else the prompt or scorer needs (JSON builtins only)."""
+    index: int = -1
+    """Row index in the source split."""
+
+    def __repr__(self) -> str:
+        text = " ".join(self.input.split())
+        if len(text) > 60:
+            text = text[:57] + "..."
+        return f"Sample(id={self.id!r}, input={text!r})"

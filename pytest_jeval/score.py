@@ -1,0 +1,46 @@
+"""What a scorer returns for one sample."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Score:
+    """The verdict on one model answer.
+
+    ``correct`` is ``None`` when nothing could be extracted from the answer
+    (an *unscored* sample). Unscored samples count as wrong in accuracy and are
+    also counted separately.
+    """
+
+    correct: bool | None
+    """True/False, or None when the answer could not be scored."""
+    value: float | None = None
+    """Numeric score; defaults to 1.0/0.0 from ``correct`` (None when unscored)."""
+    extracted: Any = None
+    """The answer the scorer extracted from the reply (letter, number, ...)."""
+    expected: Any = None
+    """The gold answer as the scorer compared it."""
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Scorer-specific details written to ``scoring_metadata`` (JSON builtins)."""
+
+    @property
+    def unscored(self) -> bool:
+        """True when no answer could be extracted."""
+        return self.correct is None
+
+    @property
+    def numeric(self) -> float | None:
+        """The score as written to the JSONL ``score`` field."""
+        if self.value is not None:
+            return float(self.value)
+        if self.correct is None:
+            return None
+        return 1.0 if self.correct else 0.0
+
+    @classmethod
+    def unscorable(cls, reason: str, expected: Any = None, **metadata: Any) -> Score:
+        """A score for a reply from which nothing could be extracted."""
+        return cls(correct=None, expected=expected, metadata={"unscored_reason": reason, **metadata})

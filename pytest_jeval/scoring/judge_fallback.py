@@ -1,0 +1,47 @@
+"""Judge fallbacks: ask the ``[judge]`` model only when the regex scorers find nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from pytest_jeval.client import ModelClient
+from pytest_jeval.engines.base import EndpointError
+from pytest_jeval.score import Score
+from pytest_jeval.scoring.mcq import extract_choice_letter, score_choice
+
+_EXTRACT_PROMPT = """You are given a multiple-choice question and a model's response to it.
+Identify which option letter the response finally chose. Reply with the single letter only
+({letters}), or NONE if the response does not commit to any option.
+
+Question:
+{question}
+
+Response:
+{response}"""
+
+
+def judge_choice_letter(judge: ModelClient, question: str, response: str, valid: str) -> tuple[Optional[str], str]:
+    """Ask the judge which letter ``response`` chose. Returns (letter or None, the judge's raw reply)."""
+    reply = judge.chat(_EXTRACT_PROMPT.format(letters=", ".join(valid), question=question, response=response), max_tokens=8)
+    text = reply.text.strip()
+    if text.upper().startswith("NONE"):
+        return None, text
+    return extract_choice_letter(text, valid), text
+
+
+def score_choice_with_fallback(
+    reply_text: str, gold: str, valid: str, *, question: str, judge: Optional[ModelClient]
+) -> Score:
+    """Regex extraction first; the judge is asked only when no letter is found. Never guesses."""
+    result = score_choice(reply_text, gold, valid)
+    if not result.unscored or judge is None:
+        return result
+    try:
+        letter, raw = judge_choice_letter(judge, question, reply_text, valid)
+    except EndpointError as exc:
+        return dataclasses.replace(result, metadata={**result.metadata, "judge_error": str(exc)})
+    meta = {**result.metadata, "extraction": "judge", "judge_output": raw, "candidate_letter": letter}
+    if letter is None:
+        return dataclasses.replace(result, metadata=meta)
+    return Score(correct=letter == gold, extracted=letter, expected=gold, metadata=meta)

@@ -1,0 +1,136 @@
+"""Numeric answers (GSM8K style): extract the final number and compare numerically.
+
+Extraction prefers an explicit final statement - the last ``#### x``, then the
+last ``\\boxed{x}``, then the last "answer is x" / "Answer: x" - and falls back to
+the last number anywhere in the reply. Numbers may carry thousands separators
+(``1,450,000``), a currency sign (``$5``), a percent sign, a trailing full stop,
+a leading ``+``/``-``/``−``, an exponent (``1e3``) or be a fraction (``3/4``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..score import Score
+from ._boxed import last_boxed
+
+__all__ = ["extract_final_number", "gsm8k_gold", "numbers_equal", "parse_number", "score_numeric"]
+
+_MINUS = "-\u2212\u2013"  # ASCII hyphen-minus, Unicode minus, en dash
+_NUM = (
+    rf"(?<![\w.])(?:[{_MINUS}+]\s?)?\$?\s?(?:[{_MINUS}]\s?)?"
+    r"(?:\d{1,3}(?:,\d{3})+(?![\d])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s?/\s?\d+(?:\.\d+)?)?"
+    r"|(?<![\w.])[-+]?\.\d+"
+)
+NUMBER_RE = re.compile(_NUM)
+_HASHES = re.compile(r"####\s*([^\n]*)")
+_STATEMENT = re.compile(
+    r"\b(?:final\s+answer|answer)\b\s*(?:is|:|=|would\s+be|will\s+be|should\s+be)?\s*[:\-]?\s*([^\n]*)", re.IGNORECASE
+)
+
+
+def _clean(token: str) -> str:
+    """Canonical text of a matched number: no spaces, commas, ``$``; ASCII minus."""
+    out = token.replace(",", "").replace("$", "").replace(" ", "")
+    for ch in _MINUS[1:]:
+        out = out.replace(ch, "-")
+    if out.startswith("+"):
+        out = out[1:]
+    return out.replace("--", "-")
+
+
+def _first_number(text: str) -> str | None:
+    m = NUMBER_RE.search(_strip_latex(text))
+    return _clean(m.group(0)) if m else None
+
+
+def _strip_latex(text: str) -> str:
+    """Turn the LaTeX that wraps numbers into plain text (``\\frac{3}{4}`` -> ``3/4``)."""
+    text = re.sub(r"\\[dt]?frac\s*\{\s*([^{}]+?)\s*\}\s*\{\s*([^{}]+?)\s*\}", r"\1/\2", text)
+    text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r" \1 ", text)
+    return text.replace("\\$", "$").replace("\\%", "%").replace("\\!", "").replace("{,}", ",")
+
+
+def extract_final_number(text: str) -> str | None:
+    """The final number the reply states, as clean text (``"1450000"``, ``"-2.5"``, ``"3/4"``), or None."""
+    if not text:
+        return None
+    for m in reversed(list(_HASHES.finditer(text))):
+        found = _first_number(m.group(1))
+        if found is not None:
+            return found
+    boxed = last_boxed(text)
+    if boxed is not None:
+        found = _first_number(boxed)
+        if found is not None:
+            return found
+    for m in reversed(list(_STATEMENT.finditer(text))):
+        found = _first_number(m.group(1))
+        if found is not None:
+            return found
+    matches = NUMBER_RE.findall(_strip_latex(text))
+    return _clean(matches[-1]) if matches else None
+
+
+def parse_number(s: str | float | int | None) -> float | None:
+    """Parse ``"1,234"``, ``"$5"``, ``"3/4"``, ``"-2.50"``, ``"1e3"``, ``"50%"`` to a float (None if not a number)."""
+    if s is None or isinstance(s, bool):
+        return None
+    if isinstance(s, (int, float)):
+        return float(s) if math.isfinite(s) else None
+    text = _strip_latex(s).strip().rstrip(".").strip()
+    text = text.replace("%", "").strip()
+    m = NUMBER_RE.fullmatch(text)
+    if not m:
+        return None
+    cleaned = _clean(text)
+    try:
+        if "/" in cleaned:
+            num, den = cleaned.split("/")
+            value = float(num) / float(den)
+        else:
+            value = float(cleaned)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def values_close(x: float, y: float, rel_tol: float = 1e-6, abs_tol: float = 1e-9) -> bool:
+    """Exact equality for two whole numbers, else ``math.isclose`` with the tolerances.
+
+    Whole numbers are compared exactly so that a relative tolerance never makes
+    ``1450001`` equal to ``1450000``.
+    """
+    if x.is_integer() and y.is_integer():
+        return x == y
+    return math.isclose(x, y, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def numbers_equal(a: str | float | None, b: str | float | None, rel_tol: float = 1e-6, abs_tol: float = 1e-9) -> bool:
+    """True when both parse as numbers and are equal (whole numbers exactly, others within the tolerances)."""
+    x, y = parse_number(a), parse_number(b)
+    if x is None or y is None:
+        return False
+    return values_close(x, y, rel_tol, abs_tol)
+
+
+def gsm8k_gold(answer_field: str) -> str:
+    """The GSM8K gold: the text after the last ``#### `` with thousands separators removed."""
+    if "####" not in answer_field:
+        raise ValueError("GSM8K answer field has no '####' line")
+    return answer_field.rpartition("####")[2].strip().replace(",", "")
+
+
+def score_numeric(reply_text: str, gold: str | float | int) -> Score:
+    """Score a reply whose answer is a number; unscored when it states no number."""
+    gold_value = parse_number(gold)
+    if gold_value is None:
+        raise ValueError(f"gold answer is not a number: {gold!r}")
+    extracted = extract_final_number(reply_text)
+    if extracted is None:
+        return Score.unscorable("no number found", expected=str(gold))
+    value = parse_number(extracted)
+    correct = value is not None and values_close(value, gold_value)
+    return Score(correct=correct, extracted=extracted, expected=str(gold),
+                 metadata={"extracted_value": value, "gold_value": gold_value})

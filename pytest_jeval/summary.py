@@ -1,0 +1,127 @@
+"""Summaries computed from JSONL records alone, so any summary can be recomputed from its file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from pytest_jeval.metrics import metric_stats, wilson_interval
+
+#: ``*_stats`` block name -> record field.
+STATS_FIELDS = {
+    "accuracy_stats": "score",
+    "latency_stats": "latency_seconds",
+    "ttft_stats": "ttft",
+    "energy_stats": "energy_joules",
+    "power_stats": "power_watts",
+    "gpu_utilization_stats": "gpu_utilization_pct",
+    "throughput_stats": "throughput_tok_per_sec",
+    "mfu_stats": "mfu_pct",
+    "mbu_stats": "mbu_pct",
+    "ipw_stats": "ipw",
+    "ipj_stats": "ipj",
+}
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """All complete records of a JSONL file; a torn last line (killed writer) is ignored."""
+    records = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and "record_id" in rec:
+            records.append(rec)
+    return records
+
+
+def _total(values: Iterable[Optional[float]]) -> Optional[float]:
+    known = [v for v in values if v is not None]
+    return float(sum(known)) if known else None
+
+
+def _counts(records: list[dict[str, Any]]) -> dict[str, Any]:
+    total = len(records)
+    errors = sum(1 for r in records if r.get("error") is not None)
+    correct = sum(1 for r in records if r.get("error") is None and r.get("is_correct") is True)
+    unscored = sum(1 for r in records if r.get("error") is None and r.get("is_correct") is None)
+    answered = total - errors
+    accuracy = correct / answered if answered else None
+    return {
+        "total_samples": total,
+        "scored_samples": answered - unscored,
+        "correct": correct,
+        "accuracy": accuracy,
+        "accuracy_ci": list(wilson_interval(correct, answered)) if answered else None,
+        "errors": errors,
+        "error_rate": errors / total if total else None,
+        "unscored": unscored,
+    }
+
+
+def summarize(
+    records: list[dict[str, Any]],
+    *,
+    benchmark: Optional[str] = None,
+    model: Optional[str] = None,
+    category: Optional[str] = None,
+    backend: str = "direct",
+    started_at: Optional[float] = None,
+    ended_at: Optional[float] = None,
+) -> dict[str, Any]:
+    """The summary of one (benchmark, model) run.
+
+    Accuracy is correct / (samples that did not error); unscored answers count
+    as wrong. ``accuracy_ci`` is the Wilson 95% interval on the same counts.
+    """
+    first = records[0] if records else {}
+    summary: dict[str, Any] = {
+        "benchmark": benchmark or first.get("benchmark"),
+        "category": category,
+        "backend": backend,
+        "model": model or first.get("model"),
+    }
+    summary.update(_counts(records))
+    ok = [r for r in records if r.get("error") is None]
+    latencies = [r["latency_seconds"] for r in records if r.get("latency_seconds") is not None]
+    summary["mean_latency_seconds"] = sum(latencies) / len(latencies) if latencies else None
+    summary["total_cost_usd"] = _total(r.get("cost_usd") for r in records)
+    summary["judge_cost_usd"] = _total(r.get("judge_cost_usd") for r in records)
+    summary["total_prompt_tokens"] = _total(r.get("prompt_tokens") for r in records)
+    summary["total_completion_tokens"] = _total(r.get("completion_tokens") for r in records)
+    subjects: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if r.get("subject") is not None:
+            subjects.setdefault(str(r["subject"]), []).append(r)
+    summary["per_subject"] = {
+        name: {
+            "accuracy": c["accuracy"],
+            "total": float(c["total_samples"]),
+            "scored": float(c["scored_samples"]),
+            "correct": float(c["correct"]),
+            "errors": float(c["errors"]),
+        }
+        for name, c in sorted((n, _counts(rs)) for n, rs in subjects.items())
+    }
+    summary["started_at"] = started_at
+    summary["ended_at"] = ended_at
+    for block, field in STATS_FIELDS.items():
+        source = ok if field == "score" else records
+        summary[block] = metric_stats(r.get(field) for r in source)
+    summary["total_energy_joules"] = _total(r.get("energy_joules") for r in records)
+    return summary
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    """Write a summary JSON atomically."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,986 @@
+"""A small OpenAI-compatible HTTP server for tests and throughput benchmarks.
+
+:class:`FakeOpenAIServer` runs an aiohttp application on ``127.0.0.1`` in a
+background thread with its own asyncio event loop, so a test can point the real
+``openai`` client (sync or async) at it over real HTTP::
+
+    with FakeOpenAIServer(lookup_responder({"2+2": "4"}), latency=0.01) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        reply = client.chat.completions.create(model="test-model", messages=[...])
+        client.close()
+
+Served endpoints:
+
+* ``GET /v1/models`` and ``GET /v1/models/{id}``: the ``models`` given to the server.
+* ``POST /v1/chat/completions``: non-streaming, or streaming as server-sent events
+  (``data: {...}`` chunks ending in ``data: [DONE]``, with a final usage chunk when
+  ``stream_options.include_usage`` is true). ``logprobs`` / ``top_logprobs`` are
+  honoured. ``n``, ``max_tokens``, ``temperature`` etc. are accepted and ignored:
+  there is always exactly one choice, whose content is what the responder said.
+
+What the server answers is decided by a *responder*, a callable
+``responder(request_body, attempt)`` returning ``str``, :class:`Answer` or
+:class:`Fault` (or an awaitable of one). ``attempt`` is how many times a request
+with the same JSON body has reached the responder so far (1-based; bodies are
+compared by the hash of their canonical JSON, see :func:`body_hash`), so a
+responder can say "fail the first attempt, succeed on the retry" - the ``openai``
+client resends the identical body when it retries.
+
+Timing model: a chat request first waits for one of ``slots`` processing slots
+(unlimited when ``slots`` is None), then holds it for ``latency`` seconds plus
+the answer's own ``delay``, then the responder's result is sent - faults included
+(a ``"hang"`` fault keeps holding its slot). Authentication and body validation
+happen on arrival, before any slot is taken.
+
+Token counts are a documented approximation: a text counts as its number of
+whitespace-separated words plus one (:func:`count_tokens`). ``prompt_tokens`` is
+that count over the text of all request messages joined by newlines;
+``completion_tokens`` over the answer content. Generated logprobs split the
+content into word tokens that keep their leading whitespace (:func:`split_tokens`).
+
+Run as a script it serves until SIGTERM/SIGINT (see :func:`main`)::
+
+    python -m pytest_jeval.testing.openai_server --port 0 --latency 0.2 --slots 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import hashlib
+import inspect
+import itertools
+import json
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, NoReturn, Union
+
+from aiohttp import web
+
+__all__ = [
+    "FAULT_KINDS",
+    "Answer",
+    "Fault",
+    "FaultInjector",
+    "FakeOpenAIServer",
+    "Responder",
+    "ResponderResult",
+    "body_hash",
+    "count_tokens",
+    "default_responder",
+    "lookup_responder",
+    "main",
+    "split_tokens",
+]
+
+FaultKind = Literal["429", "500", "503", "hang", "drop"]
+FAULT_KINDS: tuple[str, ...] = ("429", "500", "503", "hang", "drop")
+"""The fault kinds a :class:`Fault` may have."""
+
+HOST = "127.0.0.1"
+"""The server only ever listens on the loopback interface."""
+
+_SHUTDOWN_GRACE_SECONDS = 0.5
+"""How long stop() lets in-progress requests finish before cancelling them."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """A successful chat completion, as a responder wants it sent."""
+
+    content: str
+    """The assistant message content."""
+    logprobs: list[tuple[str, float, list[tuple[str, float]]]] | None = None
+    """Per-token ``(token, logprob, [(alternative, logprob), ...])``.
+
+    Only sent when the request asks for ``logprobs``; the alternatives are cut to
+    the request's ``top_logprobs``. When None and the request asks for logprobs,
+    they are generated from :func:`split_tokens` of ``content`` with logprob 0.0
+    and no alternatives. For streaming the tokens should join to ``content``;
+    when they do not, the content and all logprobs are sent in a single chunk.
+    """
+    finish_reason: str = "stop"
+    """``choices[0].finish_reason``."""
+    prompt_tokens: int | None = None
+    """Overrides the computed ``usage.prompt_tokens``."""
+    completion_tokens: int | None = None
+    """Overrides the computed ``usage.completion_tokens``."""
+    delay: float = 0.0
+    """Extra seconds this request holds its slot, on top of the server latency."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """A failure a responder wants the server to produce instead of an answer.
+
+    * ``"429"``, ``"500"``, ``"503"``: that HTTP status with an OpenAI-style error
+      JSON body; ``retry_after`` (seconds, may be fractional) is sent as the
+      ``Retry-After`` header for 429 and 503.
+    * ``"hang"``: send nothing for ``hang_seconds`` (then close the connection
+      without a response). The wait is cancelled when the client disconnects
+      (e.g. on its own timeout) and when the server stops.
+    * ``"drop"``: close the connection without sending any response.
+    """
+
+    kind: FaultKind
+    retry_after: float | None = None
+    hang_seconds: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"Fault.kind must be one of {FAULT_KINDS}, not {self.kind!r}")
+
+
+ResponderResult = Union[str, Answer, Fault]
+"""What a responder returns: plain content, an :class:`Answer` or a :class:`Fault`."""
+
+Responder = Callable[[dict[str, Any], int], Union[ResponderResult, Awaitable[ResponderResult]]]
+"""``responder(request_body, attempt)``; see the module docstring."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def canonical_json(body: Any) -> str:
+    """The canonical JSON text of a request body (sorted keys, no whitespace)."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def body_hash(body: Any) -> str:
+    """SHA-256 hex digest of :func:`canonical_json` of ``body``; identifies retries."""
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def count_tokens(text: str) -> int:
+    """The server's token count of ``text``: whitespace-separated words plus one."""
+    return len(text.split()) + 1
+
+
+_TOKEN_RE = re.compile(r"\s*\S+|\s+")
+
+
+def split_tokens(text: str) -> list[str]:
+    """Split ``text`` into word tokens that keep their leading whitespace.
+
+    The tokens join back to ``text`` exactly (trailing whitespace is its own token);
+    ``split_tokens("")`` is ``[]``.
+    """
+    return _TOKEN_RE.findall(text)
+
+
+def message_text(content: Any) -> str:
+    """The text of a chat message ``content``: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, str):
+                parts.append(part)
+        return "".join(parts)
+    return ""
+
+
+def last_user_message(body: Mapping[str, Any]) -> str:
+    """The text of the last ``role == "user"`` message of a chat request ('' if none)."""
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, Mapping) and message.get("role") == "user":
+                return message_text(message.get("content"))
+    return ""
+
+
+def _prompt_text(body: Mapping[str, Any]) -> str:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return ""
+    return "\n".join(message_text(m.get("content")) for m in messages if isinstance(m, Mapping))
+
+
+def _error_json(message: str, type_: str, code: str | None, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def _unit_interval(*parts: object) -> float:
+    """A deterministic number in [0, 1) from the SHA-256 of ``parts``."""
+    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
+
+
+# --------------------------------------------------------------------------- responders
+
+
+def default_responder(request_body: dict[str, Any], attempt: int) -> str:
+    """The default responder: always answers ``"OK"``."""
+    return "OK"
+
+
+def lookup_responder(table: Mapping[str, str], default: str = "") -> Callable[[dict[str, Any], int], str]:
+    """A responder answering from ``table``.
+
+    It returns the value of the first key (in the mapping's order) that is a
+    substring of the content of the request's LAST user message, else ``default``.
+    """
+    items = list(table.items())
+
+    def respond(request_body: dict[str, Any], attempt: int) -> str:
+        text = last_user_message(request_body)
+        for key, value in items:
+            if key in text:
+                return value
+        return default
+
+    return respond
+
+
+class FaultInjector:
+    """A responder wrapper that faults a deterministic fraction of first attempts.
+
+    Whether a body's first attempt is faulted, and with which kind, depends only
+    on ``seed`` and the body's :func:`body_hash` - never on arrival order - so two
+    runs over the same requests fault the same ones. Retries (``attempt > 1``) are
+    always passed to ``inner``, so no request fails forever as long as the client
+    retries at least once.
+    """
+
+    def __init__(
+        self,
+        inner: Responder | None = None,
+        rate: float = 0.1,
+        kinds: Sequence[str] = ("429", "500"),
+        seed: int = 0,
+        retry_after: float | None = 0.05,
+        *,
+        hang_seconds: float = 60.0,
+    ) -> None:
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"rate must be within [0, 1], not {rate!r}")
+        if not kinds:
+            raise ValueError("kinds must not be empty")
+        for kind in kinds:
+            if kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault kind {kind!r}; expected one of {FAULT_KINDS}")
+        self.inner: Responder = inner if inner is not None else default_responder
+        self.rate = rate
+        self.kinds: tuple[str, ...] = tuple(kinds)
+        self.seed = seed
+        self.retry_after = retry_after
+        self.hang_seconds = hang_seconds
+
+    def fault_for(self, request_body: Mapping[str, Any], attempt: int = 1) -> Fault | None:
+        """The fault this attempt of ``request_body`` gets, or None to pass it through."""
+        if attempt != 1 or self.rate <= 0.0:
+            return None
+        digest = body_hash(request_body)
+        if _unit_interval("fault", self.seed, digest, attempt) >= self.rate:
+            return None
+        index = int(_unit_interval("kind", self.seed, digest, attempt) * len(self.kinds))
+        kind = self.kinds[min(index, len(self.kinds) - 1)]
+        return Fault(kind, retry_after=self.retry_after, hang_seconds=self.hang_seconds)  # type: ignore[arg-type]
+
+    def __call__(
+        self, request_body: dict[str, Any], attempt: int
+    ) -> ResponderResult | Awaitable[ResponderResult]:
+        fault = self.fault_for(request_body, attempt)
+        if fault is not None:
+            return fault
+        return self.inner(request_body, attempt)
+
+
+# --------------------------------------------------------------------------- server
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible server on 127.0.0.1, running in a background thread.
+
+    ``latency`` is the number of seconds each chat request holds a processing slot;
+    ``slots`` caps how many requests are processed at once (the rest queue, FIFO),
+    None meaning unlimited. With ``api_key`` set, every request must carry
+    ``Authorization: Bearer <api_key>`` or gets a 401 with an OpenAI-style error.
+    ``port`` 0 picks an ephemeral port.
+
+    Every request is recorded (see :attr:`requests`); the counters
+    (:attr:`request_count`, :attr:`max_in_flight`, :attr:`first_request_at`,
+    :attr:`last_completion_at`) cover chat-completion requests only, so a
+    ``models.list()`` health check does not move the throughput clock. Times are
+    :func:`time.perf_counter` values.
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency: float = 0.0,
+        slots: int | None = None,
+        api_key: str | None = None,
+        models: Sequence[str] = ("test-model",),
+        port: int = 0,
+    ) -> None:
+        if latency < 0:
+            raise ValueError("latency must be >= 0")
+        if slots is not None and slots < 1:
+            raise ValueError("slots must be >= 1 or None")
+        if not models:
+            raise ValueError("models must not be empty")
+        self.responder: Responder = responder if responder is not None else default_responder
+        self.latency = float(latency)
+        self.slots = slots
+        self.api_key = api_key
+        self.models: tuple[str, ...] = tuple(models)
+        self._requested_port = port
+
+        self._lock = threading.Lock()
+        self._records: list[dict[str, Any]] = []
+        self._attempts: dict[str, int] = {}
+        self._request_count = 0
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._first_request_at: float | None = None
+        self._last_completion_at: float | None = None
+        self._ids = itertools.count(1)
+
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_event: asyncio.Event | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._sock: socket.socket | None = None
+        self._base_url: str | None = None
+        self._port: int | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> str:
+        """Start serving and return the base URL, ``http://127.0.0.1:PORT/v1``."""
+        if self._thread is not None:
+            raise RuntimeError("FakeOpenAIServer is already running")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((HOST, self._requested_port))
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        self._sock = sock
+        self._port = sock.getsockname()[1]
+        self._ready.clear()
+        self._startup_error = None
+        thread = threading.Thread(
+            target=self._thread_main, args=(sock,), name=f"FakeOpenAIServer:{self._port}", daemon=True
+        )
+        self._thread = thread
+        thread.start()
+        if not self._ready.wait(timeout=30.0) and self._startup_error is None:
+            self._startup_error = TimeoutError("FakeOpenAIServer did not start within 30 s")
+        if self._startup_error is not None:
+            error = self._startup_error
+            self.stop()
+            raise RuntimeError(f"FakeOpenAIServer failed to start: {error!r}") from error
+        self._base_url = f"http://{HOST}:{self._port}/v1"
+        return self._base_url
+
+    def stop(self) -> None:
+        """Stop serving; in-progress requests get a short grace period, then are cancelled.
+
+        Safe to call more than once. The recorded requests and counters are kept.
+        """
+        thread, loop, stop_event = self._thread, self._loop, self._stop_event
+        if thread is None:
+            return
+        if thread is threading.current_thread():
+            raise RuntimeError("FakeOpenAIServer.stop() cannot be called from the server's own thread")
+        if loop is not None and stop_event is not None:
+            try:
+                loop.call_soon_threadsafe(stop_event.set)
+            except RuntimeError:  # the loop has already closed
+                pass
+        thread.join(timeout=30.0)
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        self._thread = None
+        self._loop = None
+        self._stop_event = None
+        self._semaphore = None
+        self._base_url = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``; raises RuntimeError when not running."""
+        if self._base_url is None:
+            raise RuntimeError("FakeOpenAIServer is not running; call start() first")
+        return self._base_url
+
+    @property
+    def port(self) -> int:
+        """The port listened on; raises RuntimeError when not running."""
+        if self._port is None or self._base_url is None:
+            raise RuntimeError("FakeOpenAIServer is not running; call start() first")
+        return self._port
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is serving."""
+        return self._base_url is not None
+
+    def _thread_main(self, sock: socket.socket) -> None:
+        try:
+            asyncio.run(self._serve(sock))
+        except BaseException as exc:  # reported to start() when it happens during startup
+            if not self._ready.is_set():
+                self._startup_error = exc
+        finally:
+            self._ready.set()
+
+    async def _serve(self, sock: socket.socket) -> None:
+        self._stop_event = asyncio.Event()
+        self._semaphore = asyncio.Semaphore(self.slots) if self.slots is not None else None
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_get("/v1/models", self._handle_models)
+        app.router.add_get("/v1/models/{model}", self._handle_model)
+        app.router.add_post("/v1/chat/completions", self._handle_chat)
+        runner = web.AppRunner(
+            app,
+            access_log=None,
+            handle_signals=False,
+            handler_cancellation=True,
+            shutdown_timeout=_SHUTDOWN_GRACE_SECONDS,
+        )
+        await runner.setup()
+        try:
+            site = web.SockSite(runner, sock, backlog=4096)
+            await site.start()
+            self._loop = asyncio.get_running_loop()
+            self._ready.set()
+            await self._stop_event.wait()
+        finally:
+            await runner.cleanup()
+
+    # ------------------------------------------------------------------ recording
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """A snapshot of the recorded requests, oldest first.
+
+        Each record is a dict with ``method``, ``path``, ``headers`` (all request
+        headers except ``Authorization``), ``body`` (the parsed JSON body, or None),
+        ``attempt`` (chat requests that reached the responder, else None),
+        ``arrived_at`` and ``completed_at`` (perf_counter; ``completed_at`` is None
+        while in progress), ``status`` (the HTTP status sent; 0 when none was, e.g.
+        a dropped or cancelled request) and ``outcome`` (``"answer"``, ``"stream"``,
+        ``"models"``, ``"unauthorized"``, ``"invalid"``, ``"error"`` (the responder
+        raised), ``"429"``, ``"500"``, ``"503"``, ``"hang"``, ``"drop"`` or
+        ``"cancelled"`` (client went away or server stopped), None while in progress).
+        """
+        with self._lock:
+            return [dict(record) for record in self._records]
+
+    @property
+    def request_count(self) -> int:
+        """Chat-completion requests received (including rejected ones)."""
+        with self._lock:
+            return self._request_count
+
+    @property
+    def in_flight(self) -> int:
+        """Chat-completion requests holding a slot right now."""
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most chat-completion requests that held a slot at the same time."""
+        with self._lock:
+            return self._max_in_flight
+
+    @property
+    def first_request_at(self) -> float | None:
+        """perf_counter time the first chat-completion request arrived."""
+        with self._lock:
+            return self._first_request_at
+
+    @property
+    def last_completion_at(self) -> float | None:
+        """perf_counter time the last chat-completion request was answered or dropped.
+
+        Requests cancelled because the client went away (or the server stopped)
+        do not count.
+        """
+        with self._lock:
+            return self._last_completion_at
+
+    def stats(self) -> dict[str, Any]:
+        """The counters as a JSON-ready dict, plus ``in_call_seconds``.
+
+        ``in_call_seconds`` is ``last_completion_at - first_request_at`` (None until
+        a request has completed).
+        """
+        with self._lock:
+            first, last = self._first_request_at, self._last_completion_at
+            return {
+                "request_count": self._request_count,
+                "max_in_flight": self._max_in_flight,
+                "first_request_at": first,
+                "last_completion_at": last,
+                "in_call_seconds": (last - first) if first is not None and last is not None else None,
+            }
+
+    def reset_stats(self) -> None:
+        """Forget recorded requests, counters and per-body attempt counts."""
+        with self._lock:
+            self._records.clear()
+            self._attempts.clear()
+            self._request_count = 0
+            self._max_in_flight = self._in_flight
+            self._first_request_at = None
+            self._last_completion_at = None
+
+    def _new_record(self, request: web.Request, arrived_at: float, counted: bool) -> dict[str, Any]:
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "authorization"}
+        record: dict[str, Any] = {
+            "method": request.method,
+            "path": request.path,
+            "headers": headers,
+            "body": None,
+            "attempt": None,
+            "arrived_at": arrived_at,
+            "completed_at": None,
+            "status": None,
+            "outcome": None,
+        }
+        with self._lock:
+            self._records.append(record)
+            if counted:
+                self._request_count += 1
+                if self._first_request_at is None:
+                    self._first_request_at = arrived_at
+        return record
+
+    def _finish_record(self, record: dict[str, Any], status: int, outcome: str, counted: bool) -> None:
+        now = time.perf_counter()
+        with self._lock:
+            record["completed_at"] = now
+            record["status"] = status
+            record["outcome"] = outcome
+            if counted and outcome != "cancelled":
+                self._last_completion_at = now
+
+    def _next_attempt(self, body: Any) -> int:
+        key = body_hash(body)
+        with self._lock:
+            attempt = self._attempts.get(key, 0) + 1
+            self._attempts[key] = attempt
+        return attempt
+
+    def _enter_slot(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            if self._in_flight > self._max_in_flight:
+                self._max_in_flight = self._in_flight
+
+    def _leave_slot(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    # ------------------------------------------------------------------ handlers
+
+    def _authorized(self, request: web.Request) -> bool:
+        if self.api_key is None:
+            return True
+        return request.headers.get("Authorization", "") == f"Bearer {self.api_key}"
+
+    @staticmethod
+    async def _send(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+        await response.prepare(request)
+        await response.write_eof()
+        return response
+
+    @staticmethod
+    def _json_response(
+        payload: Any, status: int = 200, headers: Mapping[str, str] | None = None
+    ) -> web.Response:
+        return web.Response(
+            body=json.dumps(payload).encode("utf-8"),
+            status=status,
+            content_type="application/json",
+            headers=headers,
+        )
+
+    def _unauthorized(self) -> web.Response:
+        return self._json_response(
+            _error_json("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"), status=401
+        )
+
+    def _model_json(self, model: str) -> dict[str, Any]:
+        return {"id": model, "object": "model", "created": 0, "owned_by": "pytest-jeval"}
+
+    async def _handle_models(self, request: web.Request) -> web.StreamResponse:
+        record = self._new_record(request, time.perf_counter(), counted=False)
+        if not self._authorized(request):
+            response: web.StreamResponse = self._unauthorized()
+            outcome = "unauthorized"
+        else:
+            response = self._json_response(
+                {"object": "list", "data": [self._model_json(m) for m in self.models]}
+            )
+            outcome = "models"
+        self._finish_record(record, response.status, outcome, counted=False)
+        return await self._send(request, response)
+
+    async def _handle_model(self, request: web.Request) -> web.StreamResponse:
+        record = self._new_record(request, time.perf_counter(), counted=False)
+        model = request.match_info["model"]
+        if not self._authorized(request):
+            response: web.StreamResponse = self._unauthorized()
+            outcome = "unauthorized"
+        elif model not in self.models:
+            response = self._json_response(
+                _error_json(
+                    f"The model '{model}' does not exist", "invalid_request_error", "model_not_found"
+                ),
+                status=404,
+            )
+            outcome = "invalid"
+        else:
+            response = self._json_response(self._model_json(model))
+            outcome = "models"
+        self._finish_record(record, response.status, outcome, counted=False)
+        return await self._send(request, response)
+
+    async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
+        record = self._new_record(request, time.perf_counter(), counted=True)
+        try:
+            return await self._chat(request, record)
+        except asyncio.CancelledError:
+            if record["outcome"] is None:
+                self._finish_record(record, 0, "cancelled", counted=True)
+            raise
+
+    async def _chat(self, request: web.Request, record: dict[str, Any]) -> web.StreamResponse:
+        body: Any
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        with self._lock:
+            record["body"] = body
+
+        if not self._authorized(request):
+            return await self._reply(request, record, self._unauthorized(), "unauthorized")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            error = _error_json(
+                "The request body must be a JSON object with a 'messages' list.",
+                "invalid_request_error",
+                None,
+                "messages",
+            )
+            return await self._reply(request, record, self._json_response(error, status=400), "invalid")
+
+        attempt = self._next_attempt(body)
+        with self._lock:
+            record["attempt"] = attempt
+
+        semaphore = self._semaphore
+        if semaphore is not None:
+            await semaphore.acquire()
+        try:
+            self._enter_slot()
+            try:
+                return await self._process(request, record, body, attempt)
+            finally:
+                self._leave_slot()
+        finally:
+            if semaphore is not None:
+                semaphore.release()
+
+    async def _process(
+        self, request: web.Request, record: dict[str, Any], body: dict[str, Any], attempt: int
+    ) -> web.StreamResponse:
+        try:
+            result = self.responder(body, attempt)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:  # a broken responder becomes a visible 500
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            error = _error_json(f"responder raised {exc!r}", "server_error", "responder_error")
+            return await self._reply(request, record, self._json_response(error, status=500), "error")
+
+        if isinstance(result, str):
+            result = Answer(result)
+        if not isinstance(result, (Answer, Fault)):
+            error = _error_json(
+                f"responder returned {type(result).__name__}, expected str, Answer or Fault",
+                "server_error",
+                "responder_error",
+            )
+            return await self._reply(request, record, self._json_response(error, status=500), "error")
+
+        wait = self.latency + (result.delay if isinstance(result, Answer) else 0.0)
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+        if isinstance(result, Fault):
+            return await self._fault(request, record, result)
+        if body.get("stream"):
+            return await self._stream(request, record, body, result)
+        payload = self._completion(body, result)
+        return await self._reply(request, record, self._json_response(payload), "answer")
+
+    async def _reply(
+        self, request: web.Request, record: dict[str, Any], response: web.StreamResponse, outcome: str
+    ) -> web.StreamResponse:
+        # The record is completed just before the response goes out, so a client
+        # that has its answer always finds the finished record.
+        self._finish_record(record, response.status, outcome, counted=True)
+        return await self._send(request, response)
+
+    async def _fault(self, request: web.Request, record: dict[str, Any], fault: Fault) -> web.StreamResponse:
+        if fault.kind in ("429", "500", "503"):
+            status = int(fault.kind)
+            headers: dict[str, str] = {}
+            if fault.retry_after is not None and fault.kind in ("429", "503"):
+                headers["Retry-After"] = repr(float(fault.retry_after))
+            if status == 429:
+                error = _error_json("Rate limit reached (injected fault).", "requests", "rate_limit_exceeded")
+            elif status == 503:
+                error = _error_json(
+                    "The server is overloaded (injected fault).", "server_error", "overloaded"
+                )
+            else:
+                error = _error_json("The server had an error (injected fault).", "server_error", None)
+            return await self._reply(request, record, self._json_response(error, status, headers), fault.kind)
+        if fault.kind == "hang":
+            await asyncio.sleep(fault.hang_seconds)
+        self._drop(request, record, fault.kind)
+
+    def _drop(self, request: web.Request, record: dict[str, Any], outcome: str) -> NoReturn:
+        """Close the connection without a response, and end this handler quietly."""
+        self._finish_record(record, 0, outcome, counted=True)
+        transport = request.transport
+        if transport is not None:
+            transport.abort()
+        # The connection is gone: aiohttp sees the handler as cancelled by the
+        # client going away ("premature client disconnection") and writes nothing.
+        raise asyncio.CancelledError
+
+    # ------------------------------------------------------------------ payloads
+
+    def _usage(self, body: Mapping[str, Any], answer: Answer) -> dict[str, int]:
+        prompt = (
+            answer.prompt_tokens if answer.prompt_tokens is not None else count_tokens(_prompt_text(body))
+        )
+        completion = (
+            answer.completion_tokens if answer.completion_tokens is not None else count_tokens(answer.content)
+        )
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+    @staticmethod
+    def _logprob_entries(body: Mapping[str, Any], answer: Answer) -> list[dict[str, Any]] | None:
+        if body.get("logprobs") is not True:
+            return None
+        try:
+            top_n = max(0, int(body.get("top_logprobs") or 0))
+        except (TypeError, ValueError):
+            top_n = 0
+        items: Sequence[tuple[str, float, Sequence[tuple[str, float]]]]
+        if answer.logprobs is None:
+            items = [(token, 0.0, ()) for token in split_tokens(answer.content)]
+        else:
+            items = answer.logprobs
+        return [
+            {
+                "token": token,
+                "logprob": float(logprob),
+                "bytes": list(token.encode("utf-8")),
+                "top_logprobs": [
+                    {"token": alt, "logprob": float(alt_logprob), "bytes": list(alt.encode("utf-8"))}
+                    for alt, alt_logprob in list(alternatives)[:top_n]
+                ],
+            }
+            for token, logprob, alternatives in items
+        ]
+
+    def _model_name(self, body: Mapping[str, Any]) -> str:
+        model = body.get("model")
+        return model if isinstance(model, str) and model else self.models[0]
+
+    def _completion(self, body: Mapping[str, Any], answer: Answer) -> dict[str, Any]:
+        entries = self._logprob_entries(body, answer)
+        return {
+            "id": f"chatcmpl-fake-{next(self._ids):08d}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self._model_name(body),
+            "system_fingerprint": None,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer.content, "refusal": None},
+                    "finish_reason": answer.finish_reason,
+                    "logprobs": None if entries is None else {"content": entries, "refusal": None},
+                }
+            ],
+            "usage": self._usage(body, answer),
+        }
+
+    def _stream_chunks(self, body: Mapping[str, Any], answer: Answer) -> list[dict[str, Any]]:
+        stream_options = body.get("stream_options")
+        include_usage = isinstance(stream_options, Mapping) and bool(stream_options.get("include_usage"))
+        base: dict[str, Any] = {
+            "id": f"chatcmpl-fake-{next(self._ids):08d}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self._model_name(body),
+            "system_fingerprint": None,
+        }
+
+        def chunk(
+            delta: dict[str, Any], finish_reason: str | None = None, logprobs: Any = None
+        ) -> dict[str, Any]:
+            data = dict(base)
+            data["choices"] = [
+                {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": logprobs}
+            ]
+            if include_usage:
+                data["usage"] = None
+            return data
+
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        entries = self._logprob_entries(body, answer)
+        if entries is None:
+            chunks.extend(chunk({"content": token}) for token in split_tokens(answer.content))
+        elif "".join(e["token"] for e in entries) == answer.content:
+            chunks.extend(
+                chunk({"content": e["token"]}, logprobs={"content": [e], "refusal": None}) for e in entries
+            )
+        else:
+            chunks.append(chunk({"content": answer.content}, logprobs={"content": entries, "refusal": None}))
+        chunks.append(chunk({}, finish_reason=answer.finish_reason))
+        if include_usage:
+            usage_chunk = dict(base)
+            usage_chunk["choices"] = []
+            usage_chunk["usage"] = self._usage(body, answer)
+            chunks.append(usage_chunk)
+        return chunks
+
+    async def _stream(
+        self, request: web.Request, record: dict[str, Any], body: Mapping[str, Any], answer: Answer
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        for data in self._stream_chunks(body, answer):
+            await response.write(b"data: " + json.dumps(data).encode("utf-8") + b"\n\n")
+        self._finish_record(record, 200, "stream", counted=True)
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _load_answers(path: Path) -> dict[str, str]:
+    table = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(table, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in table.items()
+    ):
+        raise SystemExit(f"{path}: --answers must be a JSON object of string to string")
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until SIGTERM/SIGINT.
+
+    Prints exactly one ``READY http://127.0.0.1:PORT/v1`` line once listening and,
+    on exit, one line of JSON stats (``request_count``, ``max_in_flight``,
+    ``first_request_at``, ``last_completion_at``, ``in_call_seconds``).
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_jeval.testing.openai_server",
+        description="A fake OpenAI-compatible server on 127.0.0.1 for tests and benchmarks.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0: ephemeral)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds each request holds a slot")
+    parser.add_argument(
+        "--slots", type=int, default=None, help="requests processed at once (default or 0: unlimited)"
+    )
+    parser.add_argument("--answers", type=Path, default=None, help="JSON object for lookup_responder")
+    parser.add_argument("--default-answer", default="", help="answer when no --answers key matches")
+    parser.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")
+    parser.add_argument("--model", action="append", default=None, help="model id to list (repeatable)")
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="fraction of first attempts that fault")
+    parser.add_argument("--fault-kinds", default="429,500", help="comma-separated fault kinds")
+    parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault choice")
+    parser.add_argument(
+        "--retry-after", type=float, default=0.05, help="Retry-After seconds for 429/503 faults"
+    )
+    args = parser.parse_args(argv)
+
+    responder: Responder
+    if args.answers is not None:
+        responder = lookup_responder(_load_answers(args.answers), default=args.default_answer)
+    else:
+        responder = default_responder
+    if args.fault_rate > 0:
+        kinds = [k.strip() for k in args.fault_kinds.split(",") if k.strip()]
+        responder = FaultInjector(
+            responder, rate=args.fault_rate, kinds=kinds, seed=args.fault_seed, retry_after=args.retry_after
+        )
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    server = FakeOpenAIServer(
+        responder,
+        latency=args.latency,
+        slots=args.slots if args.slots and args.slots > 0 else None,
+        api_key=args.api_key,
+        models=tuple(args.model) if args.model else ("test-model",),
+        port=args.port,
+    )
+    try:
+        base_url = server.start()
+        print(f"READY {base_url}", flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        server.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print(json.dumps(server.stats()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

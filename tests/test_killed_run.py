@@ -1,0 +1,71 @@
+"""A run killed with SIGKILL leaves only whole JSONL lines, and ``--jeval-resume`` finishes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from conftest import SECRET, GsmScript, chat_requests, gsm_rows
+from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
+
+
+def test_sigkill_then_resume(pytester: pytest.Pytester, shared_data, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = gsm_rows(shared_data, 40)
+    (pytester.path / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
+    script = GsmScript(rows)
+    with FakeOpenAIServer(script, api_key=SECRET, latency=0.15, slots=2) as server:
+        suite = pytester.path / "suite.toml"
+        suite.write_text(
+            f"""
+[run]
+output_dir = "out"
+max_concurrency = 2
+
+[[models]]
+name = "test-model"
+base_url = "{server.base_url}"
+api_key_env = "JEVAL_TEST_KEY"
+
+[[benchmarks]]
+name = "gsm8k"
+data_files = "gsm.jsonl"
+"""
+        )
+        out = pytester.path / "out" / "gsm8k_test-model.jsonl"
+        cmd = [sys.executable, "-m", "pytest", "--jeval-config", str(suite), "--jeval-no-cache", "-q", "-p", "no:cacheprovider"]
+        proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if out.exists() and len(out.read_bytes().splitlines()) >= 5:
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+        raw = out.read_text()
+        assert raw.endswith("\n")
+        first = [json.loads(line) for line in raw.splitlines()]  # every line is whole, valid JSON
+        assert 5 <= len(first) < 40
+        done = {r["record_id"] for r in first}
+        before = len(chat_requests(server))
+
+        result = subprocess.run([*cmd, "--jeval-resume"], cwd=pytester.path, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout[-2000:]
+        records = [json.loads(line) for line in out.read_text().splitlines()]
+        counts = Counter(r["record_id"] for r in records)
+        assert set(counts) == {f"gsm8k-{i}" for i in range(40)}
+        assert max(counts.values()) == 1  # exactly one line per sample
+        # completed samples were not asked again
+        resent = [last_user_message(r["body"]) for r in chat_requests(server)[before:]]
+        asked_again = {f"gsm8k-{i}" for i, row in enumerate(rows) for text in resent if row["question"] in text}
+        assert not (asked_again & done)
+        summary = json.loads((pytester.path / "out" / "gsm8k_test-model.jsonl.summary.json").read_text())
+        assert summary["total_samples"] == 40 and summary["accuracy"] == 1.0

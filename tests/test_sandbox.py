@@ -1,0 +1,300 @@
+"""Sandboxed execution: HumanEval for real, and hostile programs contained."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import os
+import pathlib
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from pytest_jeval.sandbox import (
+    ExecResult,
+    build_humaneval_program,
+    check_humaneval,
+    execution_reason,
+    isolation,
+    run_many,
+    run_python,
+    score_execution,
+)
+from pytest_jeval.sandbox import _isolation
+
+LINUX = sys.platform.startswith("linux")
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def shared_data(relative: str) -> pathlib.Path:
+    """A file under shared/data, which lies inside or beside the checkout."""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    for base in (root / "shared" / "data", root.parent / "shared" / "data"):
+        if (base / relative).exists():
+            return base / relative
+    return root.parent / "shared" / "data" / relative
+
+
+HUMANEVAL = shared_data("humaneval/HumanEval.jsonl.gz")
+
+
+def processes_in(directory: str) -> list[int]:
+    """Live processes whose working directory is ``directory`` (Linux /proc)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cwd = os.readlink(f"/proc/{entry}/cwd")
+            except OSError:
+                continue  # gone, a zombie, or not ours to see
+            if cwd.startswith(directory):
+                pids.append(int(entry))
+    return pids
+
+
+def assert_no_survivors(directory: str) -> None:
+    deadline = time.monotonic() + 2.0
+    while processes_in(directory) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_in(directory) == []
+
+
+# --- basics -----------------------------------------------------------------
+
+
+def test_ok_stdout_stdin_and_isolation_record() -> None:
+    result = run_python("import sys\nprint(sys.stdin.read().upper(), end='')", stdin="hello", timeout=5)
+    assert result.status == "ok" and result.returncode == 0
+    assert result.stdout == "HELLO" and result.stderr == ""
+    assert {"subprocess", "session", "rlimits", "env-scrub", "tmpdir"} <= set(result.isolation)
+    assert result.isolation == isolation()
+    assert 0 < result.duration < 5
+
+
+@pytest.mark.skipif(not (LINUX and ROOT), reason="uid drop applies when started as root on Linux")
+def test_root_drops_privileges_and_cannot_read_root_files(tmp_path: pathlib.Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret")
+    secret.chmod(0o600)
+    result = run_python(f"import os\nprint(os.getuid())\nprint(open({str(secret)!r}).read())", timeout=5)
+    assert "uid-drop" in result.isolation
+    assert result.stdout.splitlines()[0] != "0"
+    assert result.status == "error" and "top secret" not in result.stdout
+    assert "PermissionError" in result.stderr
+
+
+def test_exception_and_exit_status() -> None:
+    error = run_python("raise ValueError('boom')", timeout=5)
+    assert error.status == "error" and error.returncode == 1
+    assert error.stderr.rstrip().endswith("ValueError: boom")
+    assert run_python("import sys; sys.exit(3)", timeout=5).returncode == 3
+
+
+def test_temporary_directory_is_private_and_deleted() -> None:
+    code = "import os\nprint(os.getcwd())\nprint(os.environ['HOME'])\nopen('scratch.txt', 'w').write('x')"
+    result = run_python(code, timeout=5)
+    cwd, home = result.stdout.split()
+    assert result.status == "ok" and cwd == home
+    assert os.path.basename(cwd).startswith("jeval-sandbox-")
+    assert not os.path.exists(cwd)
+
+
+def test_secret_environment_is_not_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JEVAL_TEST_SECRET_KEY", "sk-do-not-leak-123")
+    monkeypatch.setenv("JEVAL_TEST_API_TOKEN", "tok-do-not-leak-456")
+    code = "import os, json\nprint(json.dumps(dict(os.environ)))"
+    result = run_python(code, timeout=5)
+    env = json.loads(result.stdout)
+    assert "sk-do-not-leak-123" not in result.stdout and "tok-do-not-leak-456" not in result.stdout
+    assert "JEVAL_TEST_SECRET_KEY" not in env
+    assert set(env) <= {"PATH", "LANG", "HOME", "TMPDIR", "PWD", "LC_CTYPE"}
+
+
+def test_output_is_truncated() -> None:
+    result = run_python("print('x' * 100_000)\nprint('END')", timeout=5, max_output=1000)
+    assert result.status == "ok"
+    assert len(result.stdout) < 1200 and "bytes truncated" in result.stdout
+    assert result.stdout.rstrip().endswith("END")  # the tail is kept
+
+
+@pytest.mark.skipif(not LINUX, reason="network namespaces are Linux-only")
+def test_no_network_when_netns_applied() -> None:
+    if "netns" not in isolation():
+        pytest.skip("no network namespace on this machine")
+    # Only lists interfaces: no traffic is sent anywhere.
+    result = run_python("import socket\nprint(sorted(n for _, n in socket.if_nameindex()))", timeout=5)
+    assert result.stdout.strip() == "['lo']"
+
+
+# --- hostile programs ---------------------------------------------------------
+
+
+def test_infinite_loop_times_out_and_grandchildren_die() -> None:
+    code = textwrap.dedent("""
+        import os, subprocess
+        print(os.getcwd(), flush=True)
+        subprocess.Popen(["sleep", "600"])
+        while True:
+            pass
+    """)
+    start = time.monotonic()
+    result = run_python(code, timeout=2)
+    assert result.status == "timeout"
+    assert 1.9 < result.duration < 4 and time.monotonic() - start < 6
+    if LINUX:
+        assert_no_survivors(result.stdout.split()[0])
+
+
+def test_sleeping_program_is_killed_at_the_wall_clock_timeout() -> None:
+    # Uses no CPU, so only the wall-clock timeout can end it.
+    result = run_python("import time\nprint('start', flush=True)\ntime.sleep(600)", timeout=1)
+    assert result.status == "timeout" and result.stdout == "start\n"
+    assert 0.9 < result.duration < 3
+
+
+def test_fork_of_1000_processes_is_contained() -> None:
+    code = textwrap.dedent("""
+        import os, time
+        print(os.getcwd(), flush=True)
+        n = 0
+        try:
+            for _ in range(1000):
+                if os.fork() == 0:
+                    time.sleep(600)
+                    os._exit(0)
+                n += 1
+        finally:
+            print("forked", n, flush=True)
+    """)
+    result = run_python(code, timeout=3, max_processes=32)
+    lines = result.stdout.splitlines()
+    forked = int(lines[-1].split()[1])
+    if "uid-drop" in result.isolation or not ROOT:
+        assert result.status == "error"
+        assert "BlockingIOError" in result.stderr or "Resource temporarily unavailable" in result.stderr
+        assert forked < 32
+    assert result.duration < 5
+    if LINUX:
+        assert_no_survivors(lines[0])
+
+
+@pytest.mark.skipif(not LINUX, reason="RLIMIT_AS is only enforced on Linux")
+def test_8gb_allocation_is_reported_as_memory() -> None:
+    result = run_python("x = bytearray(8 * 1024**3)\nprint('allocated')", timeout=3, memory_mb=512)
+    assert result.status == "memory"
+    assert "allocated" not in result.stdout
+
+
+def test_cpu_limit_and_signals_are_classified() -> None:
+    xcpu = run_python("import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)", timeout=3)
+    assert xcpu.status == "timeout" and xcpu.returncode == -24
+    killed = run_python("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", timeout=3)
+    assert killed.status == "killed" and killed.returncode == -9
+
+
+def test_basic_isolation_fallback_still_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    strongest = isolation()
+    monkeypatch.setenv("JEVAL_SANDBOX_ISOLATION", "basic")
+    _isolation.reset_plan()
+    try:
+        assert isolation() == list(_isolation.BASE_TAGS)
+        assert run_python("print(6 * 7)", timeout=3).stdout == "42\n"
+        assert run_python("while True: pass", timeout=1).status == "timeout"
+    finally:
+        monkeypatch.delenv("JEVAL_SANDBOX_ISOLATION")
+        _isolation.reset_plan()
+    assert isolation() == strongest
+
+
+# --- HumanEval -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def humaneval() -> list[dict]:
+    if not HUMANEVAL.exists():
+        pytest.skip("shared HumanEval data not available")
+    with gzip.open(HUMANEVAL, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def test_program_calls_check() -> None:
+    program = build_humaneval_program("def f(x):\n", "    return x\n", "def check(candidate):\n    pass\n", "f")
+    assert program.endswith("\ncheck(f)\n")
+    with pytest.raises(ValueError):
+        build_humaneval_program("", "", "", "f); import os; os.system('x'")
+
+
+def test_check_is_really_called() -> None:
+    failing_test = "def check(candidate):\n    assert candidate(2) == 5\n"
+    result = check_humaneval("def f(x):\n", "    return x\n", failing_test, "f", timeout=5)
+    assert result.status == "error" and execution_reason(result) == "wrong answer"
+    passing = check_humaneval("def f(x):\n", "    return x + 3\n", failing_test, "f", timeout=5)
+    assert passing.status == "ok"
+
+
+def test_early_exit_is_not_a_pass() -> None:
+    test = "def check(candidate):\n    assert candidate(2) == 5\n"
+    result = check_humaneval("def f(x):\n", "    return x\nimport sys\nsys.exit(0)\n", test, "f", timeout=5)
+    assert result.status == "error" and "before check() completed" in result.stderr
+    assert score_execution(result).correct is False
+
+
+def test_humaneval_canonical_solutions_pass(humaneval: list[dict]) -> None:
+    assert len(humaneval) == 164
+    jobs = [functools.partial(check_humaneval, p["prompt"], p["canonical_solution"], p["test"], p["entry_point"],
+                              timeout=10) for p in humaneval]
+    results = run_many(jobs, max_workers=4)
+    failed = [(p["task_id"], r.status, r.stderr[-300:]) for p, r in zip(humaneval, results) if r.status != "ok"]
+    assert failed == []
+
+
+def test_humaneval_return_none_mostly_fails(humaneval: list[dict]) -> None:
+    jobs = [functools.partial(check_humaneval, p["prompt"], "    return None\n", p["test"], p["entry_point"],
+                              timeout=5) for p in humaneval]
+    results = run_many(jobs, max_workers=4)
+    assert sum(r.status == "ok" for r in results) <= 5
+    assert {execution_reason(r) for r in results} <= {"wrong answer", "exception", "passed"}
+
+
+# --- run_many and scoring ---------------------------------------------------------
+
+
+def test_run_many_keeps_order_and_bounds_concurrency() -> None:
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def job(i: int) -> ExecResult:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return ExecResult("ok", 0, str(i), "", 0.0, [])
+
+    results = run_many([functools.partial(job, i) for i in range(12)], max_workers=3)
+    assert [r.stdout for r in results] == [str(i) for i in range(12)]
+    assert peak[0] <= 3
+    sources = run_many([f"print({i})" for i in range(3)], max_workers=2, timeout=5)
+    assert [r.stdout for r in sources] == ["0\n", "1\n", "2\n"]
+
+
+@pytest.mark.parametrize(
+    ("status", "stderr", "correct", "reason"),
+    [
+        ("ok", "", True, "passed"),
+        ("error", "Traceback...\nAssertionError\n", False, "wrong answer"),
+        ("error", "Traceback...\nNameError: x\n", False, "exception"),
+        ("timeout", "", False, "timeout"),
+        ("memory", "MemoryError\n", False, "memory"),
+        ("killed", "", False, "killed"),
+    ],
+)
+def test_score_execution(status: str, stderr: str, correct: bool, reason: str) -> None:
+    score = score_execution(ExecResult(status, 0, "", stderr, 0.1, ["subprocess"]))  # type: ignore[arg-type]
+    assert score.correct is correct
+    assert score.metadata["status"] == status and score.metadata["reason"] == reason
+    assert score.metadata["stderr_tail"] == stderr
