@@ -77,8 +77,9 @@ class Benchmark:
     """The key users write in ``[[benchmarks]] name``."""
     to_sample: ToSample
     """Turn one dataset row into a :class:`Sample`; return None to skip the row (it is counted)."""
-    prompt: Callable[[Sample], PromptLike]
-    """The chat prompt for a sample; the plugin sends it ahead of time."""
+    prompt: Callable[[Sample], Optional[PromptLike]]
+    """The chat prompt for a sample; the plugin sends it ahead of time. None means the
+    sample needs no model call (``response`` is then None)."""
     dataset: Optional[HubDataset] = None
     """Hub location; None for benchmarks that only ship local data."""
     bundled_files: Sequence[str] = ()
@@ -93,6 +94,9 @@ class Benchmark:
     """True when scoring always needs the ``[judge]`` model."""
     sample_count: Optional[int] = None
     """Size of the default split, if known (catalog only)."""
+    summarize_extra: Optional[Callable[[list[dict[str, Any]]], dict[str, Any]]] = None
+    """Benchmark-specific summary fields computed from the JSONL records (e.g. SimpleQA's
+    attempted rate); merged into the summary."""
 
     def default_files(self, module_file: str | None) -> list[Path]:
         """Absolute paths of ``bundled_files`` next to the defining module."""

@@ -160,6 +160,15 @@ class BenchmarkEntry(_Strict):
     """Highest-precedence max tokens."""
     min_accuracy: Optional[float] = Field(None, ge=0.0, le=1.0)
     """Gate: every model must reach this accuracy on this benchmark."""
+    evaluator: Optional[str] = None
+    """Judge benchmark: the evaluator under test (``exact_match``, ``factuality``, ...);
+    ``data_files`` then holds the gold set."""
+    kind: Optional[Literal["boolean", "choice", "score"]] = None
+    """Judge benchmark: the case kind, where the evaluator does not fix it."""
+    scale: Optional[list[float]] = None
+    """Judge benchmark: the score scale as ``[low, high]`` (e.g. ``[0, 4]``), where the evaluator does not fix it."""
+    repeats: int = Field(1, ge=1)
+    """Judge benchmark: run each item this many times and report consistency."""
     agent: Optional[str] = None
     """Reserved for agent backends (not supported yet)."""
     tools: list[str] = Field(default_factory=list)

@@ -7,6 +7,7 @@ from typing import Callable, Optional
 import pytest
 
 from pytest_jeval.client import ModelClient
+from pytest_jeval.config import BenchmarkEntry
 from pytest_jeval.engines.base import EndpointError, Reply
 from pytest_jeval.runtime import ItemCase, Runtime, case_key
 from pytest_jeval.sample import Sample
@@ -39,6 +40,12 @@ def jeval_model(request: pytest.FixtureRequest) -> str:
 def sample(request: pytest.FixtureRequest) -> Sample:
     """The benchmark record of this item; the plugin parametrizes it from the dataset."""
     raise pytest.UsageError("sample is parametrized by the plugin in benchmark modules run with --jeval-config")
+
+
+@pytest.fixture
+def benchmark_entry(request: pytest.FixtureRequest) -> BenchmarkEntry:
+    """This item's ``[[benchmarks]]`` entry from the suite (evaluator, kind, scale, repeats, ...)."""
+    return _runtime(request).plan.benchmarks[_case(request).benchmark].entry
 
 
 @pytest.fixture
@@ -83,17 +90,21 @@ def judge(request: pytest.FixtureRequest) -> Optional[ModelClient]:
 
 
 @pytest.fixture
-def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample) -> Reply:
+def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample) -> Optional[Reply]:
     """The model's reply to this benchmark's prompt for ``sample`` (sent ahead of time).
 
+    None when the benchmark's prompt is None for this sample (no model call needed).
     An endpoint failure that survives the retries makes the item an *error*.
     """
     runtime = _runtime(request)
     case = _case(request)
     if case.resumed is not None:
         return Reply(text=case.resumed.get("model_answer") or "", model=model.name, cached=True)
+    prompt = runtime.plan.benchmarks[case.benchmark].benchmark.prompt(sample)
+    if prompt is None:
+        return None
     try:
-        return model.chat(runtime.plan.benchmarks[case.benchmark].benchmark.prompt(sample))
+        return model.chat(prompt)
     except EndpointError as exc:
         case.error = str(exc)
         raise

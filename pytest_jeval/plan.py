@@ -162,9 +162,10 @@ class EvalPlan:
         kwargs.update(overrides)
         return ChatRequest(**kwargs)  # type: ignore[arg-type]
 
-    def sample_request(self, bench: str, model: str, sample: Sample) -> ChatRequest:
-        """The request the plugin sends (and prefetches) for one sample."""
-        return self.request(bench, model, self.benchmarks[bench].benchmark.prompt(sample))
+    def sample_request(self, bench: str, model: str, sample: Sample) -> Optional[ChatRequest]:
+        """The request the plugin sends (and prefetches) for one sample; None when it needs no call."""
+        prompt = self.benchmarks[bench].benchmark.prompt(sample)
+        return None if prompt is None else self.request(bench, model, prompt)
 
 
 def _relative(suite_path: Path, value: str) -> Path:
@@ -220,7 +221,34 @@ def _import_module(path: Path, i: int, entry: BenchmarkEntry) -> ModuleType:
         raise SuiteError(f"invalid suite {path}:\n  {where}: cannot import {spec_text!r}: {exc}") from exc
 
 
+def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchmark:
+    from pytest_jeval.judging import bench_judge
+    from pytest_jeval.judging.benchmark import JudgeSetupError, make_judge_benchmark
+
+    if not entry.data_file_list:
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: a judge benchmark needs a gold set")
+    files = []
+    for j, f in enumerate(entry.data_file_list):
+        p = _relative(path, f)
+        if not p.is_file():
+            suffix = f"[{j}]" if isinstance(entry.data_files, list) else ""
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files{suffix}: file not found: {p}")
+        files.append(p)
+    try:
+        bench = make_judge_benchmark(entry)
+    except JudgeSetupError as exc:
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{exc.key}: {exc}") from None
+    return PlannedBenchmark(entry=entry, benchmark=bench, module=bench_judge, files=files)
+
+
 def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchmark:
+    if entry.evaluator:
+        return _plan_judge_benchmark(path, i, entry)
+    for key in ("kind", "scale"):
+        if getattr(entry, key) is not None:
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{key}: only valid with evaluator = ...")
+    if entry.repeats != 1:
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].repeats: only valid with evaluator = ...")
     if entry.module:
         module = _import_module(path, i, entry)
     else:

@@ -17,7 +17,7 @@ from pytest_jeval import collect
 from pytest_jeval.collect import plan_key, suite_args
 from pytest_jeval.config import SuiteError
 from pytest_jeval.engines.local import LocalModelError, LocalServer
-from pytest_jeval.fixtures import jeval_model, judge, model, response, runtime_key, sample, score  # noqa: F401
+from pytest_jeval.fixtures import benchmark_entry, jeval_model, judge, model, response, runtime_key, sample, score  # noqa: F401
 from pytest_jeval.gates import GateResult, evaluate_gates, has_gates
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.records import build_record

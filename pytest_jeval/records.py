@@ -132,4 +132,9 @@ def build_record(case: ItemCase, *, backend: str = "direct", failure: Optional[s
         "judge_completion_tokens": _sum([r.completion_tokens for r in case.judge_replies]) if case.judge_replies else None,
         "judge_cost_usd": None,
     }
+    if score is not None:
+        for key, val in score.fields.items():
+            if key in RECORD_FIELDS:
+                raise ValueError(f"Score.fields may not replace the reference field {key!r}")
+            record[key] = val
     return {k: _plain(v) for k, v in record.items()}

@@ -102,6 +102,8 @@ class Runtime:
                 request = self.plan.sample_request(bench, model, sample)
             except Exception:
                 continue  # the item itself will raise the error when it runs
+            if request is None:
+                continue
             future = self.scheduler.submit(endpoint, request)
             self._prefetched.setdefault(request.cache_key(endpoint), collections.deque()).append(future)
 

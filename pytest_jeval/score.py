@@ -25,6 +25,9 @@ class Score:
     """The gold answer as the scorer compared it."""
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Scorer-specific details written to ``scoring_metadata`` (JSON builtins)."""
+    fields: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Extra top-level JSONL record fields (e.g. a judge benchmark's ``gold``, ``predicted``,
+    ``probability``); they may not replace the reference fields."""
 
     @property
     def unscored(self) -> bool:

@@ -117,6 +117,10 @@ def summarize(
         source = ok if field == "score" else records
         summary[block] = metric_stats(r.get(field) for r in source)
     summary["total_energy_joules"] = _total(r.get("energy_joules") for r in records)
+    if any("case_kind" in r for r in records):
+        from pytest_jeval.judging.summary import judge_metrics
+
+        summary.update(judge_metrics(records))
     return summary
 
 

@@ -97,6 +97,12 @@ class ResultsWriter:
             os.close(fd)
         self._fds.clear()
 
+    def _skipped(self, bench: str) -> Optional[int]:
+        try:
+            return self.plan.samples(bench)[1]
+        except Exception:  # the data could not be loaded here; the count is unknown
+            return None
+
     def finish(self) -> dict[str, Any]:
         """Write one summary per (benchmark, model) with records, and the aggregate summary."""
         self.close()
@@ -116,6 +122,9 @@ class ResultsWriter:
                     started_at=self.started_at,
                     ended_at=ended,
                 )
+                if planned.benchmark.summarize_extra is not None:
+                    summary.update(planned.benchmark.summarize_extra(records))
+                summary["skipped_rows"] = self._skipped(bench)
                 summary_path = path.with_name(path.name + ".summary.json")
                 write_summary(summary_path, summary)
                 self.summaries[(bench, model)] = summary

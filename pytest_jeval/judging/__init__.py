@@ -1,0 +1,1 @@
+"""Benchmarking judges: evaluators scored against gold labels."""

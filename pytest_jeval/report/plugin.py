@@ -1,0 +1,1 @@
+"""pytest side of the HTML report (``--jeval-report``)."""
