@@ -55,3 +55,21 @@ def catalog_rows() -> list[dict[str, Any]]:
         }
         for b in builtin_benchmarks()
     ]
+
+
+def catalog_markdown() -> str:
+    """The catalog as a Markdown table (name, category, dataset, samples, scorer), for the README.
+
+    The README's block between ``<!-- catalog:start -->`` and ``<!-- catalog:end -->``
+    is this text; ``tests/test_catalog.py`` checks that it has not drifted.
+    """
+
+    def cell(value: Any) -> str:
+        return str(value).replace("|", "\\|")
+
+    lines = ["| name | category | dataset | samples | scorer |", "|---|---|---|---:|---|"]
+    for r in catalog_rows():
+        dataset = f"`{r['dataset']}`" if r["dataset"] != "(bundled)" else "(bundled)"
+        samples = f"{r['samples']:,}" if isinstance(r["samples"], int) else "?"
+        lines.append(f"| `{cell(r['name'])}` | {cell(r['category'])} | {dataset} | {samples} | {cell(r['scorer'])} |")
+    return "\n".join(lines) + "\n"

@@ -81,6 +81,10 @@ class _Endpoint(_Strict):
     """Requests in flight to this endpoint from one pytest process (overrides ``[run]``)."""
     model_path: Optional[str] = None
     """``engine = "local"`` only: a GGUF file to load instead of the bundled SmolLM2."""
+    price_in_per_mtok: Optional[float] = Field(None, ge=0)
+    """USD per million prompt tokens (overrides the built-in price table)."""
+    price_out_per_mtok: Optional[float] = Field(None, ge=0)
+    """USD per million completion tokens (overrides the built-in price table)."""
 
     @field_validator("engine")
     @classmethod
@@ -122,10 +126,6 @@ class ModelEntry(_Endpoint):
     """GPU peak memory bandwidth in GB/s."""
     num_gpus: int = Field(1, ge=1)
     """GPUs used for tensor-parallel inference."""
-    price_in_per_mtok: Optional[float] = Field(None, ge=0)
-    """USD per million prompt tokens (overrides the built-in price table)."""
-    price_out_per_mtok: Optional[float] = Field(None, ge=0)
-    """USD per million completion tokens (overrides the built-in price table)."""
 
     @property
     def slug(self) -> str:

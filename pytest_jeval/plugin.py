@@ -23,6 +23,7 @@ from pytest_jeval.plan import EvalPlan
 from pytest_jeval.records import build_record
 from pytest_jeval.runtime import ItemCase, Runtime, case_for, case_key
 from pytest_jeval.summary import read_records, write_summary
+from pytest_jeval.telemetry.session import RunTelemetry
 from pytest_jeval.terminal import results_table
 from pytest_jeval.writer import ResultsWriter, jsonl_path
 
@@ -45,6 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not read or write the on-disk response cache")
     group.addoption("--jeval-list", dest="jeval_list", action="store_true", default=False,
                     help="print the benchmark catalog and exit")
+    group.addoption("--jeval-energy", dest="jeval_energy", action="store_true", default=False,
+                    help="measure GPU energy around model calls (NVML), like [run] telemetry = true")
     parser.addini("jeval_config", "default suite file for --jeval-config", default=None)
     parser.addini("jeval_output", "default output directory for --jeval-output", default=None)
 
@@ -99,7 +102,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if _is_worker(config):
         plan.local_base_url = config.workerinput.get("jeval_local_url")  # type: ignore[attr-defined]
     else:
-        writer = ResultsWriter(plan, resume=config.getoption("jeval_resume"))
+        run = plan.suite.run
+        telemetry = None
+        if run.telemetry or run.gpu_metrics or config.getoption("jeval_energy"):
+            telemetry = RunTelemetry(run.gpu_devices)
+        writer = ResultsWriter(plan, resume=config.getoption("jeval_resume"), telemetry=telemetry)
         config.stash[writer_key] = writer
         config.pluginmanager.register(writer, "jeval-writer")
         config.stash[worker_stats_key] = []
@@ -116,6 +123,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     writer = config.stash.get(writer_key, None)
     if writer is not None:
         writer.close()
+        if writer.telemetry is not None:
+            writer.telemetry.stop()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -129,9 +138,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if config.getoption("jeval_resume"):
             runtime.resumed = _read_resumed(plan)
         return
-    runtime.resumed = config.stash[writer_key].prepare()
+    writer = config.stash[writer_key]
+    runtime.resumed = writer.prepare()
     if config.option.collectonly:
         return
+    if writer.telemetry is not None:
+        writer.telemetry.start()
     if plan.needs_local_model:
         server = LocalServer(plan.local_model_path(), name=next(
             (m.name for m in plan.models.values() if m.engine == "local"), "local"))
@@ -254,7 +266,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             failure = call.excinfo.exconly()[:2000]
         if report.when == "setup" and case.error is None:
             case.error = f"setup failed: {failure}"
-        record = build_record(case, failure=failure)
+        plan = item.config.stash[plan_key]
+        judge_cfg = plan.suite.judge
+        judge_name = (plan.benchmarks[case.benchmark].entry.judge_model or judge_cfg.model) if judge_cfg else None
+        record = build_record(case, failure=failure, model_entry=plan.models[case.model], judge_model=judge_name,
+                              judge_prices=judge_cfg)
     report.jeval_record = record  # type: ignore[attr-defined]
     for name in ("record_id", "benchmark", "model", "score", "latency_seconds"):
         item.user_properties.append((name if name != "latency_seconds" else "latency", record.get(name)))
@@ -308,3 +324,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line("")
         tr.write_line(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}")
         tr.write_line(f"results: {runtime.plan.output_dir}{os.sep} ({len(writer.files)} JSONL files, summary.json)")
+    if writer.telemetry is not None:
+        notice = writer.telemetry.notice()
+        if notice:
+            tr.write_line(f"jeval: {notice}", yellow=True)
+        block = writer.telemetry.summary()
+        if block["total_energy_joules"] is not None:
+            tr.write_line(
+                f"energy: {block['total_energy_joules']:.1f} J measured, {block['attributed_energy_joules']:.1f} J "
+                f"attributed to calls, {block['idle_energy_joules']:.1f} J idle"
+            )

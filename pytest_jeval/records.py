@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pytest_jeval.config import ModelEntry
+from pytest_jeval.engines.base import Reply
 from pytest_jeval.runtime import ItemCase
+from pytest_jeval.telemetry.efficiency import mbu_pct, mfu_pct, throughput_tok_per_sec
+from pytest_jeval.telemetry.pricing import cost_usd
 
 #: The reference record fields, in order. Unmeasured values are ``null``, never a made-up 0.
 RECORD_FIELDS = (
@@ -44,6 +48,7 @@ EXTRA_FIELDS = (
     "judge_prompt_tokens",
     "judge_completion_tokens",
     "judge_cost_usd",
+    "call_windows",
 )
 
 
@@ -69,12 +74,37 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def build_record(case: ItemCase, *, backend: str = "direct", failure: Optional[str] = None) -> dict[str, Any]:
+def _cost(model: str, replies: list[Reply], entry: Optional[Any]) -> Optional[float]:
+    """Summed cost of the calls; None when any call's cost is unknown."""
+    if not replies:
+        return None
+    costs = [
+        cost_usd(
+            model,
+            r.prompt_tokens,
+            r.completion_tokens,
+            price_in_per_mtok=getattr(entry, "price_in_per_mtok", None),
+            price_out_per_mtok=getattr(entry, "price_out_per_mtok", None),
+        )
+        for r in replies
+    ]
+    return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+
+
+def build_record(
+    case: ItemCase,
+    *,
+    backend: str = "direct",
+    failure: Optional[str] = None,
+    model_entry: Optional[ModelEntry] = None,
+    judge_model: Optional[str] = None,
+    judge_prices: Optional[Any] = None,
+) -> dict[str, Any]:
     """The record of one finished item.
 
     ``failure`` is the text of an exception raised outside scoring (a crashing
     scorer, for example); it is kept in ``scoring_metadata`` and the sample counts
-    as wrong.
+    as wrong. ``model_entry`` gives prices and hardware figures (cost, MFU, MBU).
     """
     replies = case.replies
     last = replies[-1] if replies else None
@@ -96,8 +126,16 @@ def build_record(case: ItemCase, *, backend: str = "direct", failure: Optional[s
         unscored = score.unscored
     latency = sum(r.latency_seconds for r in replies if r.latency_seconds is not None) if replies else None
     completion = _sum([r.completion_tokens for r in replies]) if replies else None
-    throughput = completion / latency if completion is not None and latency else None
+    prompt = _sum([r.prompt_tokens for r in replies]) if replies else None
+    throughput = throughput_tok_per_sec(completion, latency)
     ttft = last.ttft if last is not None else None
+    mfu = mbu = None
+    if model_entry is not None:
+        params = model_entry.param_count_b or None
+        active = model_entry.active_params_b or params
+        mfu = mfu_pct(completion, prompt, latency, active, model_entry.gpu_peak_tflops or None, model_entry.num_gpus)
+        mbu = mbu_pct(completion, latency, params, model_entry.gpu_peak_bandwidth_gb_s or None, model_entry.num_gpus)
+    windows = [[r.started_at, r.ended_at] for r in replies if not r.cached and r.started_at is not None and r.ended_at is not None]
     record: dict[str, Any] = {
         "record_id": case.sample.id,
         "benchmark": case.benchmark,
@@ -107,9 +145,9 @@ def build_record(case: ItemCase, *, backend: str = "direct", failure: Optional[s
         "is_correct": is_correct,
         "score": value,
         "latency_seconds": latency,
-        "prompt_tokens": _sum([r.prompt_tokens for r in replies]) if replies else None,
+        "prompt_tokens": prompt,
         "completion_tokens": completion,
-        "cost_usd": None,
+        "cost_usd": _cost(case.model, replies, model_entry),
         "error": case.error,
         "scoring_metadata": metadata,
         "ttft": ttft,
@@ -117,8 +155,8 @@ def build_record(case: ItemCase, *, backend: str = "direct", failure: Optional[s
         "power_watts": None,
         "gpu_utilization_pct": None,
         "throughput_tok_per_sec": throughput,
-        "mfu_pct": None,
-        "mbu_pct": None,
+        "mfu_pct": mfu,
+        "mbu_pct": mbu,
         "ipw": None,
         "ipj": None,
         "subject": case.sample.subject,
@@ -130,7 +168,8 @@ def build_record(case: ItemCase, *, backend: str = "direct", failure: Optional[s
         "attempts": sum(r.attempts for r in replies) if replies else None,
         "judge_prompt_tokens": _sum([r.prompt_tokens for r in case.judge_replies]) if case.judge_replies else None,
         "judge_completion_tokens": _sum([r.completion_tokens for r in case.judge_replies]) if case.judge_replies else None,
-        "judge_cost_usd": None,
+        "judge_cost_usd": _cost(judge_model, case.judge_replies, judge_prices) if judge_model else None,
+        "call_windows": windows or None,
     }
     if score is not None:
         for key, val in score.fields.items():

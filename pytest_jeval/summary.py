@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from pytest_jeval.metrics import metric_stats, wilson_interval
+from pytest_jeval.telemetry.efficiency import summary_ipj, summary_ipw
 
 #: ``*_stats`` block name -> record field.
 STATS_FIELDS = {
@@ -117,6 +118,9 @@ def summarize(
         source = ok if field == "score" else records
         summary[block] = metric_stats(r.get(field) for r in source)
     summary["total_energy_joules"] = _total(r.get("energy_joules") for r in records)
+    power = summary["power_stats"]["mean"] if summary["power_stats"] else None
+    summary["ipw"] = summary_ipw(summary["accuracy"], power)
+    summary["ipj"] = summary_ipj(summary["accuracy"], summary["total_energy_joules"])
     if any("case_kind" in r for r in records):
         from pytest_jeval.judging.summary import judge_metrics
 

@@ -19,6 +19,7 @@ import pytest
 from pytest_jeval.config import model_slug
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.summary import read_records, summarize, write_summary
+from pytest_jeval.telemetry.session import RunTelemetry
 
 
 def jsonl_path(output_dir: Path, benchmark: str, model: str) -> Path:
@@ -50,8 +51,10 @@ def load_resumable(path: Path) -> dict[str, dict[str, Any]]:
 class ResultsWriter:
     """Registered on the controller only (like junitxml's ``LogXML``)."""
 
-    def __init__(self, plan: EvalPlan, *, resume: bool) -> None:
+    def __init__(self, plan: EvalPlan, *, resume: bool, telemetry: Optional[RunTelemetry] = None) -> None:
         self.plan = plan
+        self.telemetry = telemetry
+        self._written: dict[Path, set[str]] = {}
         self.resume = resume
         self.started_at = time.time()
         self.summaries: dict[tuple[str, str], dict[str, Any]] = {}
@@ -89,6 +92,7 @@ class ResultsWriter:
         path = jsonl_path(self.plan.output_dir, record["benchmark"], record["model"])
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         os.write(self._fd(path), line)
+        self._written.setdefault(path, set()).add(str(record["record_id"]))
         self.written += 1
 
     def close(self) -> None:
@@ -103,10 +107,23 @@ class ResultsWriter:
         except Exception:  # the data could not be loaded here; the count is unknown
             return None
 
+    def _attribute_energy(self) -> None:
+        """Fill this session's records with attributed GPU energy and rewrite their files."""
+        assert self.telemetry is not None
+        files = {path: read_records(path) for path in self._written}
+        fresh = [r for path, recs in files.items() for r in recs if str(r["record_id"]) in self._written[path]]
+        self.telemetry.attribute(fresh)
+        for path, recs in files.items():
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+            tmp.replace(path)
+
     def finish(self) -> dict[str, Any]:
         """Write one summary per (benchmark, model) with records, and the aggregate summary."""
         self.close()
         ended = time.time()
+        if self.telemetry is not None:
+            self._attribute_energy()
         runs = []
         for bench, planned in self.plan.benchmarks.items():
             for model in self.plan.models:
@@ -138,4 +155,6 @@ class ResultsWriter:
             "ended_at": ended,
             "runs": runs,
         }
+        if self.telemetry is not None:
+            aggregate["telemetry"] = self.telemetry.summary()
         return aggregate

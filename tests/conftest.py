@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-import datasets  # noqa: F401  (imported once here: pytester's in-process runs drop modules they import,
-import pytest  #   and re-importing datasets re-registers pyarrow extension types, which fails)
+# Imported once here: pytester's in-process runs drop the modules they import, and re-importing
+# datasets (pyarrow extension types) or scipy (C extensions) in the same process fails.
+import datasets  # noqa: F401
+import pytest
+import scipy.stats  # noqa: F401
 
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, Fault, last_user_message

@@ -11,7 +11,7 @@ from pytest_jeval.metrics import brier_score
 from pytest_jeval.metrics import expected_calibration_error
 from pytest_jeval.metrics import reliability_bins
 
-SEEDS = range(25)
+SEEDS = range(15)
 TOL = 1e-9
 DECILE_EDGES = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 

@@ -15,7 +15,7 @@ from pytest_jeval.metrics import mean_absolute_error
 from pytest_jeval.metrics import precision_recall_f1
 from pytest_jeval.metrics import signed_mean_error
 
-SEEDS = range(25)
+SEEDS = range(15)
 TOL = 1e-9
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -76,10 +77,15 @@ def test_ok_stdout_stdin_and_isolation_record() -> None:
 
 
 @pytest.mark.skipif(not (LINUX and ROOT), reason="uid drop applies when started as root on Linux")
-def test_root_drops_privileges_and_cannot_read_root_files(tmp_path: pathlib.Path) -> None:
+def test_root_drops_privileges_and_cannot_read_root_files(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("top secret")
     secret.chmod(0o600)
+    private_tmp = tmp_path / "private"
+    private_tmp.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))  # a $TMPDIR "nobody" cannot enter
     result = run_python(f"import os\nprint(os.getuid())\nprint(open({str(secret)!r}).read())", timeout=5)
     assert "uid-drop" in result.isolation
     assert result.stdout.splitlines()[0] != "0"
@@ -280,6 +286,8 @@ def test_run_many_keeps_order_and_bounds_concurrency() -> None:
     assert peak[0] <= 3
     sources = run_many([f"print({i})" for i in range(3)], max_workers=2, timeout=5)
     assert [r.stdout for r in sources] == ["0\n", "1\n", "2\n"]
+    with pytest.raises(ValueError):
+        run_many([], max_workers=0)
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,8 @@ REASONING = [
     ("Is B correct? Let me check. The answer is A.", "A"),
     ("The answer is not obviously A. After checking, the answer is D.", "D"),
     ("(C) looks right. Checking (C) again: yes, (C).", "C"),
+    ("The answer is A. Wait, that ignores the sign. The correct answer is C.", "C"),
+    ("Answer: B\nOn reflection B double-counts.\nFinal answer: (D)", "D"),
     ("Between A and B, A has a flaw.\nB", "B"),
 ]
 

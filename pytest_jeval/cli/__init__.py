@@ -1,8 +1,11 @@
-"""The ``jeval`` command: works on result files and needs no endpoint."""
+"""The ``jeval`` command: works on result files and needs no endpoint.
+
+Sub-commands: ``list``, ``summarize``, ``compare``, ``report`` and ``rescore``
+(see ``docs/cli.md``).
+"""
 
 from __future__ import annotations
 
+from pytest_jeval.cli._main import build_parser, main
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``jeval`` console script."""
-    raise SystemExit("jeval: not available yet")
+__all__ = ["build_parser", "main"]

@@ -52,7 +52,7 @@ class Reply:
     attempts: int = 1
     """Number of HTTP attempts the call took."""
     started_at: float | None = None
-    """Monotonic-clock start of the successful attempt (for telemetry)."""
+    """``time.monotonic()`` when the call started (for energy attribution)."""
     ended_at: float | None = None
     call_id: str | None = None
     """Scheduler id of the call, used to attribute telemetry to it."""

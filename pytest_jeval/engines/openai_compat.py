@@ -116,7 +116,7 @@ async def chat(client: AsyncOpenAI, endpoint: Endpoint, request: ChatRequest) ->
     """Send ``request``; return a :class:`Reply` or raise :class:`EndpointError` once retries are spent."""
     import openai
 
-    started = time.perf_counter()
+    started = time.monotonic()
     try:
         if request.stream:
             return await _chat_stream(client, request, started)
@@ -126,7 +126,7 @@ async def chat(client: AsyncOpenAI, endpoint: Endpoint, request: ChatRequest) ->
         retries = endpoint.max_retries if _retryable(exc) else 0
         suffix = f" (after {retries} retries)" if retries else ""
         raise EndpointError(describe_error(exc, endpoint) + suffix) from None
-    ended = time.perf_counter()
+    ended = time.monotonic()
     if not completion.choices:
         raise EndpointError(f"{endpoint.label} returned no choices")
     choice = completion.choices[0]
@@ -173,13 +173,13 @@ async def _chat_stream(client: AsyncOpenAI, request: ChatRequest, started: float
         for choice in chunk.choices:
             if choice.delta and choice.delta.content:
                 if ttft is None:
-                    ttft = time.perf_counter() - started
+                    ttft = time.monotonic() - started
                 parts.append(choice.delta.content)
             if choice.logprobs and choice.logprobs.content:
                 logprobs.extend(_logprobs(choice.logprobs.content) or ())
             if choice.finish_reason:
                 finish_reason = choice.finish_reason
-    ended = time.perf_counter()
+    ended = time.monotonic()
     return Reply(
         text="".join(parts),
         model=model,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from statistics import NormalDist
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from pytest_jeval.metrics._validation import check_confidence
 from pytest_jeval.metrics._validation import check_lengths
@@ -36,7 +36,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     if not 0 <= successes <= n:
         raise ValueError(f"successes must lie in [0, n={n}], got {successes!r}")
     confidence = check_confidence(confidence)
-    z = float(stats.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
     p = successes / n
     denominator = 1.0 + z * z / n
     centre = (p + z * z / (2.0 * n)) / denominator

@@ -6,7 +6,6 @@ import dataclasses
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from pytest_jeval.metrics._validation import as_binary
 from pytest_jeval.metrics._validation import check_lengths
@@ -55,6 +54,8 @@ def mcnemar(correct_a: npt.ArrayLike, correct_b: npt.ArrayLike) -> McNemarResult
     discordant = a_only + b_only
     if discordant == 0:
         return McNemarResult(b=0, c=0, statistic=0.0, p_value=1.0, method="exact")
+    from scipy import stats  # imported lazily: scipy.stats is slow to import
+
     if discordant <= EXACT_MAX_DISCORDANT:
         p_value = float(stats.binomtest(a_only, discordant, 0.5).pvalue)
         return McNemarResult(a_only, b_only, float(min(a_only, b_only)), min(1.0, p_value), "exact")

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 
-from ._limits import Limits, make_preexec, sandbox_python, scrubbed_env
+from ._limits import Limits, make_preexec, sandbox_base_dir, sandbox_python, scrubbed_env
 
 BASE_TAGS = ("subprocess", "session", "rlimits", "env-scrub", "tmpdir")
 NAMESPACE_FLAGS = ("--net", "--ipc", "--uts", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc")
@@ -98,7 +98,7 @@ _PROBE = "import os, socket; print(os.getuid(), ','.join(sorted(n for _, n in so
 
 def probe(plan: IsolationPlan, timeout: float = 20.0) -> bool:
     """True when ``plan`` starts Python on this machine and delivers what it promises."""
-    home = tempfile.mkdtemp(prefix="jeval-probe-")
+    home = tempfile.mkdtemp(prefix="jeval-probe-", dir=sandbox_base_dir(plan.run_as is not None))
     try:
         if plan.run_as:
             os.chown(home, *plan.run_as)

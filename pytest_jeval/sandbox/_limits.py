@@ -110,6 +110,14 @@ def sandbox_python() -> str:
     return os.environ.get("JEVAL_SANDBOX_PYTHON") or sys.executable
 
 
+def sandbox_base_dir(dropping_privileges: bool) -> str | None:
+    """Where run directories are made: ``/tmp`` when the child runs as another user
+    (the parent's ``$TMPDIR`` may sit below a directory that user cannot enter)."""
+    if dropping_privileges and os.path.isdir("/tmp"):
+        return "/tmp"
+    return None
+
+
 def scrubbed_env(home: str) -> dict[str, str]:
     """The whole environment of a sandboxed child: PATH, LANG, HOME and TMPDIR.
 

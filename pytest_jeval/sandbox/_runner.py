@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Literal
 
 from ._isolation import IsolationPlan, current_plan
-from ._limits import Limits, make_preexec, sandbox_python, scrubbed_env
+from ._limits import Limits, make_preexec, sandbox_base_dir, sandbox_python, scrubbed_env
 
 Status = Literal["ok", "error", "timeout", "memory", "killed"]
 
@@ -79,7 +79,7 @@ def run_python(
     """
     limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
     plan = current_plan()
-    home = tempfile.mkdtemp(prefix="jeval-sandbox-")
+    home = tempfile.mkdtemp(prefix="jeval-sandbox-", dir=sandbox_base_dir(plan.run_as is not None))
     try:
         script = os.path.join(home, SCRIPT_NAME)
         with open(script, "w", encoding="utf-8") as fh:
@@ -87,7 +87,7 @@ def run_python(
         if plan.run_as:
             os.chown(home, *plan.run_as)
             os.chown(script, *plan.run_as)
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, _stdin_file(stdin) as inp:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, _StdinFile(stdin) as inp:
             flags = ("-I", "-B", "-u") if site_packages else ("-I", "-S", "-B", "-u")
             returncode, timed_out, duration = _execute(plan, limits, flags, home, inp, out, err, timeout)
             stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
@@ -108,7 +108,7 @@ def run_many(
     zero-argument callable returning an ``ExecResult`` (e.g. a ``functools.partial``
     of ``check_humaneval``). Results come back in job order.
     """
-    workers = max_workers or os.cpu_count() or 1
+    workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
     if workers < 1:
         raise ValueError("max_workers must be at least 1")
 
@@ -195,7 +195,7 @@ def _classify(returncode: int, timed_out: bool, stderr: str) -> Status:
     return "killed" if returncode < 0 else "error"
 
 
-class _stdin_file:
+class _StdinFile:
     """Context manager: stdin content in an unlinked temporary file (or /dev/null)."""
 
     def __init__(self, text: str | None) -> None:

@@ -122,7 +122,11 @@ class _Pool:
         with self.lock:
             worker = self.idle.pop() if self.idle else None
         if worker is None:
-            worker = _Worker()
+            try:
+                worker = _Worker()
+            except OSError:
+                self.available = False
+                return "unavailable"
             ready = worker.wait_ready()
             if ready is None or not ready.get("ready"):
                 worker.close()
@@ -153,7 +157,7 @@ _pool = _Pool(max(1, os.cpu_count() or 1))
 atexit.register(_pool.shutdown)
 
 
-def symbolic_compare(pred: str, gold: str, timeout: float = 5.0) -> Outcome:
+def symbolic_compare(pred: str, gold: str, timeout: float = 10.0) -> Outcome:
     """Compare two LaTeX answers with math-verify in a worker process, within ``timeout`` seconds.
 
     Returns ``"equal"``, ``"different"``, ``"timeout"`` (worker killed),

@@ -23,7 +23,7 @@ from .numeric import parse_number, values_close
 
 __all__ = ["compare_math", "final_math_answer", "last_boxed", "math_equal", "normalize_latex", "score_math"]
 
-SYMBOLIC_TIMEOUT = 5.0
+SYMBOLIC_TIMEOUT = 10.0
 
 _WORD_UNITS = (
     r"units?|cm|mm|km|meters?|metres?|centimeters?|inch(?:es)?|feet|foot|ft|yards?|miles?|mph|"

@@ -22,21 +22,27 @@ from ..score import Score
 
 __all__ = ["extract_choice_letter", "score_choice"]
 
-# What may stand between a keyword and the letter: spaces, markdown, brackets,
-# "$", LaTeX wrappers, the words option/choice/letter.
-_DECOR = r"(?:[\s*_`'\"(\[{$]|\\(?:boxed|textbf|text|mathbf|mathrm)\s*\{|\b(?:option|choice|letter)\b)*"
-_CONNECTOR = (
-    r"(?:[\s*_`]*(?::|=|-|–|—|\bis\b|\bwould\s+be\b|\bshould\s+be\b|\bwill\s+be\b|\bmust\s+be\b|\bbe\b)){1,3}"
-)
+# Every quantifier below is bounded and no two adjacent ones can match the same
+# text, so the patterns run in linear time even on hostile replies.
 _KEYWORD = (
-    r"(?:\b(?:final\s+)?answer(?:\s+choice)?|\bcorrect\s+(?:answer|option|choice)|\bbest\s+(?:answer|option|choice)"
-    r"|\bright\s+(?:answer|option|choice))[\s*_`]*"
+    r"\b(?:final[ \t]{1,3})?answer(?:[ \t]{1,3}choice)?\b|\b(?:correct|best|right)[ \t]{1,3}(?:answer|option|choice)\b"
 )
-_VERB = r"\bI(?:\s+would|\s+will|'d|'ll)?\s+(?:choose|pick|select|go\s+with)\b"
+# What may stand between a keyword and the letter, one token at a time: a space,
+# markdown, a bracket, "$", ":", "=", a dash, a LaTeX wrapper, or one of the words
+# is/would/should/will/must/be/option/choice/letter.
+_GAP_TOKEN = (
+    r"(?:[\s*_`'\"(\[{$:=\-\u2013\u2014]|\\(?:boxed|textbf|text|mathbf|mathrm)[ \t]{0,3}\{"
+    r"|\b(?i:is|would|should|will|must|be|option|choice|letter)\b)"
+)
+_GAP = rf"{_GAP_TOKEN}{{0,24}}"
+# After a keyword the gap must hold a connector ("Answer: B", "answer is B"), so
+# that "answer A question" is not read as A.
+_CONNECTOR = re.compile(r"[:=\-\u2013\u2014]|\b(?:is|be)\b", re.IGNORECASE)
+_VERB = r"\bI(?:[ \t]{1,3}would|[ \t]{1,3}will|'d|'ll)?[ \t]{1,3}(?:choose|pick|select|go[ \t]{1,3}with)\b"
 _LETTER_END = r"(?![A-Za-z0-9])"
 # A lowercase letter is only taken when nothing word-like follows it, so that
 # "the answer is a bit tricky" does not become "A".
-_LOWER_END = r"(?=\s*(?:$|[.)\]}*_`'\",;:!?$]))"
+_LOWER_END = r"(?=[ \t]{0,3}(?:\r?\n|$|[.)\]}*_`'\",;:!?$]))"
 
 
 _Patterns = tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]
@@ -50,15 +56,16 @@ def _compile(valid: str) -> _Patterns:
     upper, lower = _letter_class(valid.upper()), _letter_class(valid.lower())
     letter = rf"(?:(?P<u>{upper}){_LETTER_END}|(?P<l>{lower}){_LETTER_END}{_LOWER_END})"
     statement = re.compile(
-        rf"(?:(?i:{_KEYWORD}){_CONNECTOR}|(?i:{_VERB})|\\boxed\s*\{{)[\s:]*{_DECOR}{letter}"
-        rf"|(?<![A-Za-z0-9])[(*]*(?P<c>{upper})[)*]*\s+(?i:is\s+(?:the\s+)?(?:correct|right)\b(?!\s*\?))"
+        rf"(?:(?P<kw>(?i:{_KEYWORD}))|(?i:{_VERB})|\\boxed[ \t]{{0,3}}\{{)(?P<gap>{_GAP}){letter}"
+        rf"|(?<![A-Za-z0-9])[(*]{{0,3}}(?P<c>{upper})[)*]{{0,3}}[ \t]{{1,3}}"
+        rf"(?i:is[ \t]{{1,3}}(?:the[ \t]{{1,3}})?(?:correct|right)\b(?![ \t]{{0,3}}\?))"
     )
     last_line = re.compile(
-        rf"^[\s>#*_`]*(?P<opt>(?i:(?:option|choice)\s+))?(?P<open>[(\[]?[*_]*)"
-        rf"(?:(?P<u>{upper})|(?P<l>{lower})){_LETTER_END}(?P<close>[*_]*[)\]]?)(?P<rest>.*)$"
+        rf"^[\s>#*_`]{{0,12}}(?P<opt>(?i:(?:option|choice)[ \t]{{1,3}}))?(?P<open>[(\[]?[*_]{{0,4}})"
+        rf"(?:(?P<u>{upper})|(?P<l>{lower})){_LETTER_END}(?P<close>[*_]{{0,4}}[)\]]?)(?P<rest>.*)$"
     )
     marked = re.compile(
-        rf"\((?P<a>{upper})\)|\*\*(?P<b>{upper})\*\*|^[\s>#*_`]*(?P<c>{upper})[.)](?=\s|$)", re.MULTILINE
+        rf"\((?P<a>{upper})\)|\*\*(?P<b>{upper})\*\*|^[ \t>#*_`]{{0,12}}(?P<c>{upper})[.)](?=\s|$)", re.MULTILINE
     )
     return statement, last_line, marked
 
@@ -104,10 +111,11 @@ def extract_choice_letter(text: str, valid: str = "ABCD") -> str | None:
     statement, last_line, marked = _patterns(valid)
     found: str | None = None
     for m in statement.finditer(text):
+        if m.group("kw") and not _CONNECTOR.search(m.group("gap")):
+            continue
         group = next(g for g in ("u", "l", "c") if m.group(g))
-        letter = m.group(group).upper()
         if not _is_pronoun_i(text, m.start(group), m.group(group)):
-            found = letter
+            found = m.group(group).upper()
     if found:
         return found
     lines = [line for line in text.splitlines() if line.strip()]

@@ -32,7 +32,7 @@ _STATEMENT = re.compile(
 
 def _clean(token: str) -> str:
     """Canonical text of a matched number: no spaces, commas, ``$``; ASCII minus."""
-    out = token.replace("$", "").replace(" ", "")
+    out = token.replace(",", "").replace("$", "").replace(" ", "")
     for ch in _MINUS[1:]:
         out = out.replace(ch, "-")
     if out.startswith("+"):

@@ -255,19 +255,61 @@ def check_nvml(seconds: float, devices: list[int] | None, workers: int, report: 
 
 
 def check_plugin_run(report: Report | None = None) -> None:
-    """Hook for an end-to-end check: the plugin run against a local model with telemetry on.
+    """End to end: the plugin against the bundled local model with ``--jeval-energy``.
 
-    Contract: report PASS/FAIL/SKIP lines through ``report``.  Skipped, with a
-    printed message, while ``pytest_jeval.plugin`` cannot be imported; the run
-    itself is supplied by the plugin's owners.
+    Checks that the per-sample ``energy_joules`` of the JSONL sum to the energy the
+    run attributed to calls (within 1%), and that attributed + idle equals the total
+    the sampler measured.
     """
+    import json
+    import subprocess
+    import tempfile
+    import textwrap
+    from pathlib import Path
+
     report = report or Report()
     try:
         importlib.import_module("pytest_jeval.plugin")
     except Exception as exc:
         report.line("SKIP", "plugin run", f"pytest_jeval.plugin not importable ({exc})")
         return
-    report.line("SKIP", "plugin run", "no plugin run check is defined yet")
+    with tempfile.TemporaryDirectory() as tmp:
+        suite = Path(tmp) / "suite.toml"
+        suite.write_text(textwrap.dedent(
+            """
+            [defaults]
+            max_tokens = 32
+            [run]
+            output_dir = "out"
+            cache = false
+            max_concurrency = 4
+            [[models]]
+            name = "smollm2-135m"
+            engine = "local"
+            [[benchmarks]]
+            name = "quickstart"
+            """
+        ))
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "--jeval-config", str(suite), "--jeval-energy", "-q", "-p", "no:cacheprovider"],
+            cwd=tmp, capture_output=True, text=True,
+        )
+        aggregate_path = Path(tmp) / "out" / "summary.json"
+        if not aggregate_path.exists():
+            report.line("FAIL", "plugin run", f"no summary written (exit {proc.returncode}): {proc.stdout[-800:]}")
+            return
+        tel = json.loads(aggregate_path.read_text())["telemetry"]
+        records = [json.loads(x) for x in (Path(tmp) / "out" / "quickstart_smollm2-135m.jsonl").read_text().splitlines()]
+        energies = [r["energy_joules"] for r in records if r["energy_joules"] is not None]
+        if not tel["available"] or tel["total_energy_joules"] is None:
+            report.line("FAIL", "plugin run", f"telemetry unavailable: {tel['notice']}")
+            return
+        total, attributed, idle = tel["total_energy_joules"], tel["attributed_energy_joules"], tel["idle_energy_joules"]
+        summed = sum(energies)
+        detail = (f"{len(energies)}/{len(records)} samples measured, sum {summed:.2f} J, attributed {attributed:.2f} J, "
+                  f"idle {idle:.2f} J, total {total:.2f} J")
+        ok = attributed > 0 and abs(summed - attributed) <= 0.01 * attributed and abs(attributed + idle - total) <= 1e-6 * max(total, 1)
+        report.line("PASS" if ok else "FAIL", "plugin run: per-sample energy sums to the attributed total", detail)
 
 
 def main(argv: list[str] | None = None) -> int:

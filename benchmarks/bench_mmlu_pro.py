@@ -1,0 +1,76 @@
+"""MMLU-Pro: harder, ten-option MMLU across 14 categories.
+
+Hub: ``TIGER-Lab/MMLU-Pro`` (split ``test``, 12,032 rows; ``validation`` has 70);
+schema ``question_id`` (int, the record id), ``question``, ``options`` (list of up
+to 10 strings), ``answer`` (gold letter A-J), ``answer_index`` (0-based),
+``cot_content``, ``category`` (per_subject), ``src``.
+
+Options are shown in the dataset's order, lettered A-J. Padding options ``"N/A"``
+(as the official evaluation script does) are dropped; the gold letter is then
+re-derived from ``answer_index`` so it still names the same option text.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Optional
+
+from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
+from pytest_jeval.scoring.judge_fallback import score_choice_with_fallback
+
+PROMPT = (
+    "Answer the following multiple-choice question. Think step by step, then finish with a line "
+    "of the form 'Answer: X' where X is one of {letters}.\n\n{question}\n\n{options}"
+)
+
+
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+    """One MMLU-Pro row; the gold letter follows ``answer_index`` into the shown options."""
+    raw = [str(o) for o in row["options"]]
+    answer_index = row.get("answer_index")
+    gold_letter = str(row["answer"]).strip().upper()
+    if answer_index is None or not 0 <= int(answer_index) < len(raw):
+        answer_index = string.ascii_uppercase.index(gold_letter)
+    answer_index = int(answer_index)
+    keep = [i for i, o in enumerate(raw) if o.strip() != "N/A" or i == answer_index]
+    options = tuple(raw[i] for i in keep)
+    if not 2 <= len(options) <= 10:
+        raise ValueError(f"MMLU-Pro row has {len(options)} options (expected 2-10)")
+    target = string.ascii_uppercase[keep.index(answer_index)]
+    qid = row.get("question_id")
+    return Sample(
+        id=str(qid) if qid not in (None, "") else ctx.default_id(index),
+        input=str(row["question"]),
+        target=target,
+        choices=options,
+        subject=row.get("category"),
+        metadata={"src": row.get("src"), "dataset_answer": gold_letter},
+    )
+
+
+def letters(sample: Sample) -> str:
+    """The valid option letters of a sample (A up to J)."""
+    return string.ascii_uppercase[: len(sample.choices)]
+
+
+def prompt(sample: Sample) -> str:
+    """Question, lettered options and the answer-format instruction."""
+    opts = "\n".join(f"{letter}) {text}" for letter, text in zip(letters(sample), sample.choices))
+    return PROMPT.format(letters=", ".join(letters(sample)), question=sample.input, options=opts)
+
+
+BENCHMARK = Benchmark(
+    name="mmlu-pro",
+    category="reasoning",
+    description="MMLU-Pro ten-option multiple choice across 14 categories",
+    dataset=HubDataset(path="TIGER-Lab/MMLU-Pro", split="test", id_column="question_id"),
+    to_sample=to_sample,
+    prompt=prompt,
+    scorer="mcq-letter A-J (regex, judge fallback)",
+    sample_count=12032,
+)
+
+
+def test_mmlu_pro(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+    """The final stated letter equals the gold letter."""
+    score(score_choice_with_fallback(response.text, sample.target, letters(sample), question=prompt(sample), judge=judge))

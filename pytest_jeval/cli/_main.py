@@ -1,0 +1,67 @@
+"""Argument parsing and dispatch of the ``jeval`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional
+
+from pytest_jeval import __version__
+from pytest_jeval.cli import _compare, _list, _report, _rescore, _summarize
+from pytest_jeval.report._data import ResultFileError
+from pytest_jeval.scoring.registry import scorer_names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``jeval`` and its sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="jeval", description="Work on pytest-jeval result files (no model endpoint needed).")
+    parser.add_argument("--version", action="version", version=f"pytest-jeval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, module: object, help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(run=getattr(module, "run"))
+        return p
+
+    p = command("list", _list, "list the built-in benchmarks and the registered evaluators")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = command("summarize", _summarize, "recompute a results file's summary from its records")
+    p.add_argument("files", nargs="+", metavar="FILE.jsonl")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    p = command("compare", _compare, "compare runs on the record ids they share, with paired significance")
+    p.add_argument("files", nargs="+", metavar="FILE.jsonl", help="two or more; the first is the baseline")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--max-listed", type=int, default=20, help="ids listed as in some files only (default 20)")
+
+    p = command("report", _report, "write a self-contained HTML report")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="JSONL result files, or a results directory or its summary.json")
+    p.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")
+    p.add_argument("--title", default=None, help="page title")
+    p.add_argument("--worst", type=int, default=200, help="rows in the worst-samples table (default 200)")
+
+    p = command("rescore", _rescore, "score stored answers again with a registered scorer")
+    p.add_argument("file", metavar="FILE.jsonl")
+    p.add_argument("--scorer", required=True, choices=scorer_names())
+    p.add_argument("-o", "--output", default=None,
+                   help="the new JSONL (default {stem}.rescored-{scorer}.jsonl beside the input)")
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Run ``jeval`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "compare" and len(args.files) < 2:
+        parser.error("compare needs at least two result files")
+    try:
+        return int(args.run(args))
+    except ResultFileError as exc:
+        print(f"jeval: error: {exc}", file=sys.stderr)
+        return 2

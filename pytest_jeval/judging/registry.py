@@ -1,0 +1,200 @@
+"""The evaluator registry: evaluators by name, what they return, and how they call a model.
+
+An evaluator looks at one gold item (input, output, expected, context, criteria)
+and returns a :class:`Judgment`: a decision, choice or level, plus, where it can,
+a probability distribution over the allowed labels. Code evaluators compute the
+judgment directly; LLM evaluators ask a model through a :data:`Chat` callable.
+
+Register your own with :func:`register`::
+
+    @register
+    class Shouting(CodeEvaluator):
+        name = "shouting"
+        description = "Is the output in capitals?"
+        def judge(self, item, spec):
+            return self.decided(item.output.isupper())
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, ClassVar, Optional, Sequence
+
+from pytest_jeval.engines.base import PromptLike, Reply
+from pytest_jeval.judging.cases import CaseSpec
+from pytest_jeval.judging.probability import SOURCE_DETERMINISTIC, SOURCE_UNSCORED
+
+Chat = Callable[[PromptLike], Reply]
+"""Send one prompt to the judge model (with logprobs requested) and return its reply."""
+
+
+class EvaluatorError(Exception):
+    """An item the evaluator cannot judge because of its gold data (bad SQL gold, missing database)."""
+
+
+class JudgeSetupError(Exception):
+    """A judge benchmark that cannot be set up; ``key`` names the offending suite key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclasses.dataclass(frozen=True)
+class GoldItem:
+    """One row of a gold set, as an evaluator sees it."""
+
+    input: str
+    output: Any
+    expected: Any = None
+    context: Any = None
+    criteria: Optional[str] = None
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Other columns of the row (e.g. ``database``, ``source_language``)."""
+    data_dir: Optional[str] = None
+    """Directory of the gold file, for relative paths in the row."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Judgment:
+    """What an evaluator decided about one item, in one run."""
+
+    predicted: Any
+    """The decision (bool), choice label or level; None when unscored."""
+    distribution: Optional[dict[Any, float]] = None
+    """Probabilities over the allowed case values (normalised), or None."""
+    probability_source: str = SOURCE_DETERMINISTIC
+    """``logprobs``, or why there is no probability (``deterministic``, ``no_logprobs``, ...)."""
+    allowed_mass: Optional[float] = None
+    """Probability mass the judge put on the allowed labels at its verdict token(s)."""
+    raw: tuple[str, ...] = ()
+    """The judge's reply texts (LLM evaluators)."""
+    details: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Evaluator-specific evidence (claims, per-chunk verdicts, both pairwise orders, ...)."""
+    unscored_reason: Optional[str] = None
+    """Why ``predicted`` is None."""
+    extra_fields: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Extra top-level record fields (e.g. pairwise ``position_consistent``)."""
+
+    @property
+    def unscored(self) -> bool:
+        """True when the evaluator reached no judgment."""
+        return self.predicted is None
+
+
+class Evaluator:
+    """Base class of all evaluators. Subclasses set the class attributes and implement ``run``."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    uses_model: ClassVar[bool] = False
+    kinds: ClassVar[tuple[str, ...]] = ("boolean",)
+    """Case kinds this evaluator can produce; the first is the default."""
+    default_scale: ClassVar[Optional[tuple[int, int]]] = None
+    """Scale of a score case when the suite gives none."""
+    choice_labels: ClassVar[tuple[str, ...]] = ()
+    """Labels of a choice case."""
+    gold_aliases: ClassVar[dict[str, str]] = {}
+    """Other gold spellings of choice labels (lower case)."""
+    required_columns: ClassVar[tuple[str, ...]] = ()
+    """Gold-set fields an item must have besides ``input`` and ``gold`` (``output``, ``expected``, ...)."""
+
+    def spec(self, kind: Optional[str], scale: Optional[Sequence[float]]) -> CaseSpec:
+        """The case spec for the suite's ``kind``/``scale``; JudgeSetupError naming the bad key."""
+        kind = kind or self.kinds[0]
+        if kind not in self.kinds:
+            raise JudgeSetupError("kind", f"evaluator {self.name!r} produces {' or '.join(self.kinds)} cases, not {kind!r}")
+        if kind == "boolean":
+            if scale is not None:
+                raise JudgeSetupError("scale", f"a boolean case has no scale (evaluator {self.name!r})")
+            return CaseSpec.boolean()
+        if kind == "choice":
+            if scale is not None:
+                raise JudgeSetupError("scale", f"a choice case has no scale (evaluator {self.name!r})")
+            return CaseSpec.choice(self.choice_labels)
+        if scale is None:
+            if self.default_scale is None:
+                raise JudgeSetupError("scale", f"evaluator {self.name!r} needs scale = [low, high]")
+            return CaseSpec.score(*self.default_scale)
+        return CaseSpec.score(*check_scale(scale))
+
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+        """The first prompt this evaluator sends for ``item`` (prefetched by the plugin); None for code evaluators."""
+        return None
+
+    def run(self, item: GoldItem, spec: CaseSpec, chat: Chat) -> Judgment:
+        """Judge one item. ``chat`` sends a prompt to the judge model under test."""
+        raise NotImplementedError
+
+    # -- helpers -------------------------------------------------------------------
+    @staticmethod
+    def unscored(reason: str, raw: Sequence[str] = (), **details: Any) -> Judgment:
+        """A judgment that could not be reached (reply outside the labels, ...)."""
+        return Judgment(None, probability_source=SOURCE_UNSCORED, raw=tuple(raw), details=details, unscored_reason=reason)
+
+
+class CodeEvaluator(Evaluator):
+    """A free evaluator computed in code: no model call, no probability."""
+
+    def run(self, item: GoldItem, spec: CaseSpec, chat: Chat) -> Judgment:
+        """Run :meth:`judge` (code evaluators never call ``chat``)."""
+        return self.judge(item, spec)
+
+    def judge(self, item: GoldItem, spec: CaseSpec) -> Judgment:
+        """Judge one item in code."""
+        raise NotImplementedError
+
+    @staticmethod
+    def decided(predicted: Any, **details: Any) -> Judgment:
+        """A deterministic judgment: the probability stays None (source ``deterministic``)."""
+        return Judgment(predicted, details=details)
+
+
+def check_scale(scale: Sequence[float]) -> tuple[int, int]:
+    """``[low, high]`` as integers with ``0 <= low < high <= 10``; JudgeSetupError otherwise."""
+    if len(scale) != 2:
+        raise JudgeSetupError("scale", f"scale must be [low, high], got {list(scale)!r}")
+    low, high = scale
+    if float(low) != int(low) or float(high) != int(high):
+        raise JudgeSetupError("scale", f"scale bounds must be whole numbers, got {list(scale)!r}")
+    low, high = int(low), int(high)
+    if not 0 <= low < high <= 10:
+        raise JudgeSetupError("scale", f"scale must satisfy 0 <= low < high <= 10, got [{low}, {high}]")
+    return low, high
+
+
+_REGISTRY: dict[str, type[Evaluator]] = {}
+
+
+def register(cls: type[Evaluator]) -> type[Evaluator]:
+    """Class decorator: make an evaluator available by its ``name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_builtins() -> None:
+    from pytest_jeval.judging import code_evaluators, llm_evaluators, pairwise, sql, tool_calls  # noqa: F401
+
+
+def get_evaluator(name: str) -> Evaluator:
+    """A fresh evaluator by name; JudgeSetupError(key="evaluator") for an unknown one."""
+    _load_builtins()
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        known = ", ".join(sorted(_REGISTRY))
+        raise JudgeSetupError("evaluator", f"unknown evaluator {name!r}; known evaluators: {known}")
+    return cls()
+
+
+def evaluator_names() -> list[str]:
+    """Names of all registered evaluators, sorted."""
+    _load_builtins()
+    return sorted(_REGISTRY)
+
+
+def evaluator_classes() -> dict[str, type[Evaluator]]:
+    """All registered evaluator classes by name."""
+    _load_builtins()
+    return dict(sorted(_REGISTRY.items()))
