@@ -239,31 +239,28 @@ def run_jobs(
     if not jobs:
         return []
     sem = _slot(workers)
+    stopped = threading.Event()
+    skipped = object()
 
-    def bounded(job: Callable[[], T]) -> T:
+    def bounded(job: Callable[[], T]) -> Any:
+        if stopped.is_set():
+            return skipped
         with sem:
-            return job()
+            if stopped.is_set():
+                return skipped
+            result = job()
+        if stop is not None and stop(result):
+            stopped.set()
+        return result
 
-    results: list[Optional[T]] = [None] * len(jobs)
     if workers == 1 or len(jobs) == 1:
-        for i, job in enumerate(jobs):
-            results[i] = bounded(job)
-            if stop is not None and stop(results[i]):  # type: ignore[arg-type]
-                break
-        return results
-    with concurrent.futures.ThreadPoolExecutor(
-        max_workers=min(workers, len(jobs)), thread_name_prefix="jeval-exec"
-    ) as pool:
-        futures = {pool.submit(bounded, job): i for i, job in enumerate(jobs)}
-        for future in concurrent.futures.as_completed(futures):
-            if future.cancelled():
-                continue
-            result = future.result()
-            results[futures[future]] = result
-            if stop is not None and stop(result):
-                for other in futures:
-                    other.cancel()
-    return results
+        outcomes = [bounded(job) for job in jobs]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(
+            max_workers=min(workers, len(jobs)), thread_name_prefix="jeval-exec"
+        ) as pool:
+            outcomes = list(pool.map(bounded, jobs))
+    return [None if r is skipped else r for r in outcomes]
 
 
 def excerpt(value: Any, limit: int = 200) -> str:

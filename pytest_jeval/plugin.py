@@ -16,6 +16,7 @@ import pytest
 from pytest_jeval import collect
 from pytest_jeval.collect import plan_key, suite_args
 from pytest_jeval.config import SuiteError
+from pytest_jeval.dataset import DatasetLoadError
 from pytest_jeval.engines.local import LocalModelError, LocalServer
 from pytest_jeval.fixtures import benchmark_entry, jeval_model, judge, model, response, runtime_key, sample, score  # noqa: F401
 from pytest_jeval.gates import GateResult, evaluate_gates, has_gates
@@ -138,6 +139,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if config.getoption("jeval_resume"):
             runtime.resumed = _read_resumed(plan)
         return
+    for name in plan.benchmarks:  # data problems become usage errors before any worker starts
+        try:
+            plan.samples(name)
+        except DatasetLoadError as exc:
+            raise pytest.UsageError(str(exc)) from None
     writer = config.stash[writer_key]
     runtime.resumed = writer.prepare()
     if config.option.collectonly:

@@ -11,6 +11,9 @@ from pytest_jeval.cli._table import fmt, fmt_ci, table, tokens
 from pytest_jeval.metrics import wilson_interval
 from pytest_jeval.report._data import ResultFile, load_result, summary_differences, summary_path
 
+#: Judge-benchmark summary fields shown when present (computed by ``pytest_jeval.judging``).
+JUDGE_FIELDS = ("precision", "recall", "f1", "cohen_kappa", "mae", "signed_mean_error", "ece", "brier", "consistency")
+
 
 def summary_lines(result: ResultFile) -> list[str]:
     """The reference's summarize block, plus the interval, unscored samples and subjects."""
@@ -33,6 +36,9 @@ def summary_lines(result: ResultFile) -> list[str]:
         lines.append(f"Energy:    {s['total_energy_joules']:.1f} J")
     if s.get("total_cost_usd") is not None:
         lines.append(f"Cost:      ${s['total_cost_usd']:.4f}")
+    judge = [f"{key} {_number(s[key])}" for key in JUDGE_FIELDS if isinstance(s.get(key), (int, float))]
+    if judge:
+        lines.append(f"Judge:     {', '.join(judge)}")
     subjects: dict[str, Any] = s.get("per_subject") or {}
     if subjects:
         lines += ["", "Per subject:"]
@@ -44,6 +50,10 @@ def summary_lines(result: ResultFile) -> list[str]:
         lines += ["  " + ln for ln in table(("subject", "n", "correct", "accuracy", "95% CI", "errors"), rows,
                                             right={1, 2, 3, 5})]
     return lines
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.4f}"
 
 
 def _wilson(correct: int, answered: int) -> Any:

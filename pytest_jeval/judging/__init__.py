@@ -1,1 +1,56 @@
-"""Benchmarking judges: evaluators scored against gold labels."""
+"""Benchmarking judges: evaluators scored against gold labels.
+
+A suite entry with ``evaluator = "..."`` and a gold set in ``data_files`` runs the
+evaluator on every gold item (one pytest item each) and reports accuracy,
+confusion matrix, kappa, MAE, calibration (ECE, Brier, reliability), consistency
+across repeats and confidence routing. See ``docs/judging.md``.
+
+Public API:
+
+* :func:`get_evaluator`, :func:`evaluator_names`, :func:`register`, :class:`Evaluator`,
+  :class:`CodeEvaluator`, :class:`GoldItem`, :class:`Judgment`, :class:`EvaluatorError`
+* :class:`CaseSpec` (case kinds, tolerance rule)
+* :func:`read_verdict`, :class:`LabelSet`, :class:`Verdict` (probabilities from logprobs)
+* :func:`make_judge_benchmark`, :class:`JudgeSetupError`
+* :func:`judge_metrics` (summary block from JSONL records)
+* :mod:`pytest_jeval.judging.gold` (converters from public judge datasets to gold sets)
+"""
+
+from __future__ import annotations
+
+from pytest_jeval.judging.benchmark import make_judge_benchmark
+from pytest_jeval.judging.cases import CaseSpec
+from pytest_jeval.judging.probability import LOW_MASS_THRESHOLD, LabelSet, Verdict, read_verdict
+from pytest_jeval.judging.registry import (
+    CodeEvaluator,
+    Evaluator,
+    EvaluatorError,
+    GoldItem,
+    JudgeSetupError,
+    Judgment,
+    evaluator_classes,
+    evaluator_names,
+    get_evaluator,
+    register,
+)
+from pytest_jeval.judging.summary import judge_metrics
+
+__all__ = [
+    "LOW_MASS_THRESHOLD",
+    "CaseSpec",
+    "CodeEvaluator",
+    "Evaluator",
+    "EvaluatorError",
+    "GoldItem",
+    "JudgeSetupError",
+    "Judgment",
+    "LabelSet",
+    "Verdict",
+    "evaluator_classes",
+    "evaluator_names",
+    "get_evaluator",
+    "judge_metrics",
+    "make_judge_benchmark",
+    "read_verdict",
+    "register",
+]

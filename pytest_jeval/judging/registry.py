@@ -175,7 +175,7 @@ def register(cls: type[Evaluator]) -> type[Evaluator]:
 
 
 def _load_builtins() -> None:
-    from pytest_jeval.judging import code_evaluators, llm_evaluators, pairwise, sql, tool_calls  # noqa: F401
+    from pytest_jeval.judging import claims, code_evaluators, llm_evaluators, pairwise, sql, tool_calls  # noqa: F401
 
 
 def get_evaluator(name: str) -> Evaluator:

@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from pytest_jeval.metrics import confusion_matrix, expected_calibration_error, reliability_bins
 from pytest_jeval.summary import read_records, summarize
 
 #: Summary fields that the records cannot reproduce: never compared.
@@ -231,8 +232,6 @@ def judge_view(result: ResultFile, n_bins: int = 10) -> Optional[JudgeView]:
     stated probability is P(positive) against a positive gold label, for other kinds
     it is the confidence in the prediction against its correctness.
     """
-    from pytest_jeval.metrics import confusion_matrix, expected_calibration_error, reliability_bins
-
     judged = [r for r in result.records if "case_kind" in r and r.get("error") is None]
     if not judged:
         return None

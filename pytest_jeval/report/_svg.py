@@ -112,7 +112,8 @@ def grouped_bars(groups: Sequence[tuple[str, Sequence[Bar]]], *, x_max: float = 
     """Horizontal bars, one group per category (e.g. subject), one bar per series (run),
     with interval whiskers where ``low``/``high`` are given."""
     bar_h, gap, group_gap, top = 12, 3, 10, 6
-    body: list[str] = []
+    axis_y = top + sum(len(bars) * (bar_h + gap) - gap + group_gap for _, bars in groups) - group_gap + 2
+    body = _x_axis(LABEL_W, axis_y, PLOT_W, 0.0, x_max, x_title)  # first, so that bars cover the grid
     y = top
     for name, bars in groups:
         group_h = len(bars) * (bar_h + gap) - gap
@@ -134,8 +135,6 @@ def grouped_bars(groups: Sequence[tuple[str, Sequence[Bar]]], *, x_max: float = 
                 body.append(f'<line class="whisker" x1="{num(x1)}" y1="{num(yc)}" x2="{num(x2)}" y2="{num(yc)}"/>')
             y += bar_h + gap
         y += group_gap - gap
-    axis_y = y + 2
-    body += _x_axis(LABEL_W, axis_y, PLOT_W, 0.0, x_max, x_title)
     return _svg(css, LABEL_W + PLOT_W + 20, axis_y + 36, body, x_title)
 
 
@@ -146,25 +145,25 @@ def _clip(text: str, n: int) -> str:
 def histogram(values: Sequence[float], *, lo: float, hi: float, n_bins: int, x_title: str,
               fill: str = PALETTE[0]) -> str:
     """A histogram of ``values`` over [lo, hi] in ``n_bins`` equal bins (numpy's edges)."""
-    width, height, left, bottom = 300.0, 130.0, 34.0, 36.0
+    width, height, left, top, bottom = 300.0, 130.0, 34.0, 8.0, 36.0
     if not hi > lo:
         lo, hi = lo - 0.5, hi + 0.5
     counts, edges = np.histogram(np.asarray(values, dtype=float), bins=n_bins, range=(lo, hi))
     peak = max(int(counts.max()), 1)
     body: list[str] = []
     for t in nice_ticks(0, peak, 3):
-        y = height - t / peak * height
+        y = top + height - t / peak * height
         body.append(f'<line class="grid" x1="{num(left)}" y1="{num(y)}" x2="{num(left + width)}" y2="{num(y)}"/>')
         body.append(f'<text class="tick" x="{num(left - 4)}" y="{num(y + 4)}" text-anchor="end">{tick_label(t)}</text>')
     bin_w = width / n_bins
     for i, count in enumerate(counts.tolist()):
         h = count / peak * height
-        body.append(f'<rect class="hist-bar" x="{num(left + i * bin_w + 0.5)}" y="{num(height - h)}" '
+        body.append(f'<rect class="hist-bar" x="{num(left + i * bin_w + 0.5)}" y="{num(top + height - h)}" '
                     f'width="{num(max(bin_w - 1, 0.5))}" height="{num(h)}" fill="{fill}" data-count="{count}">'
                     f"<title>{_e(f'[{edges[i]:.4g}, {edges[i + 1]:.4g}]: {count}')}</title></rect>")
-    axis = _x_axis(left, height, width, lo, hi, x_title)
+    axis = _x_axis(left, top + height, width, lo, hi, x_title)
     body += [a for a in axis if 'class="grid"' not in a]
-    return _svg("histogram", left + width + 12, height + bottom, body, x_title)
+    return _svg("histogram", left + width + 12, top + height + bottom, body, x_title)
 
 
 def reliability_diagram(bins: Sequence[dict[str, Any]], *, title: str = "stated probability") -> str:

@@ -9,30 +9,28 @@ __all__ = ["last_boxed"]
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 
 
-def _balanced_group(text: str, open_at: int) -> str | None:
-    """Contents of the ``{...}`` group opening at ``text[open_at]``; ``\\{`` and ``\\}`` are not braces."""
-    depth, i = 0, open_at
-    while i < len(text):
+def _matching_braces(text: str) -> dict[int, int]:
+    """Index of each ``{`` that is closed -> index of its ``}``, in one pass.
+
+    ``\\{`` and ``\\}`` are escaped characters, not group braces.
+    """
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
         ch = text[i]
         if ch == "\\":
             i += 2  # skip the escaped character (\{, \}, \\)
             continue
         if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1 : i]
+            stack.append(i)
+        elif ch == "}" and stack:
+            pairs[stack.pop()] = i
         i += 1
-    return None
+    return pairs
 
 
-def _bare_argument(text: str, start: int) -> str | None:
-    """The argument of ``\\boxed 5``: the token up to whitespace, ``$`` or end of text."""
-    m = re.match(r"[ \t]+([^\s$]+)", text[start:])
-    if not m:
-        return None
-    return m.group(1).rstrip(".,;") or None
+_BARE = re.compile(r"[ \t]+([^\s$]+)")
 
 
 def last_boxed(text: str) -> str | None:
@@ -41,17 +39,22 @@ def last_boxed(text: str) -> str | None:
     Braces are matched, so ``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``. An
     unclosed box is skipped in favour of an earlier complete one. Returns the
     contents stripped of surrounding whitespace, or None when there is no box.
+    Runs in linear time.
     """
-    if not text:
+    if not text or ("boxed" not in text and "fbox" not in text):
         return None
+    pairs: dict[int, int] | None = None
     for m in reversed(list(_BOX.finditer(text))):
         j = m.end()
         while j < len(text) and text[j] in " \t":
             j += 1
         if j < len(text) and text[j] == "{":
-            inner = _balanced_group(text, j)
-        else:
-            inner = _bare_argument(text, m.end())
-        if inner is not None:
-            return inner.strip()
+            if pairs is None:
+                pairs = _matching_braces(text)
+            if j in pairs:
+                return text[j + 1 : pairs[j]].strip()
+            continue
+        bare = _BARE.match(text, m.end())
+        if bare and bare.group(1).rstrip(".,;"):
+            return bare.group(1).rstrip(".,;").strip()
     return None

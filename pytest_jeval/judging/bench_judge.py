@@ -1,0 +1,133 @@
+"""The pytest module of every judge benchmark: one test item per gold item.
+
+The ``judgments`` fixture runs the evaluator ``repeats`` times during setup (so an
+endpoint failure is a pytest *error*, as for ordinary benchmarks): run 0 uses the
+prefetched ``response`` to the evaluator's first prompt, runs k = 1..N-1 call
+``model.chat(..., nonce=k)`` so the response cache does not make repeats
+trivially identical. Every call asks for ``logprobs``/``top_logprobs``. When the
+prefetched reply carries no logprobs (the plugin sent it without asking), the
+first prompt is asked once more with logprobs; once an endpoint has answered a
+logprobs request without any, the prefetched reply is used as it is.
+
+``test_judgment`` records a :class:`~pytest_jeval.Score` whose ``fields`` become
+the record's ``gold``, ``predicted``, ``probability`` ... and passes when the
+judgment is correct under the case's rule (exact for choice, boolean and 0-1
+cases; within one level on 0-4 scales).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import pytest
+
+from pytest_jeval.client import ModelClient
+from pytest_jeval.config import BenchmarkEntry
+from pytest_jeval.engines.base import EndpointError, PromptLike, Reply
+from pytest_jeval.judging.benchmark import gold_item, judge_setup
+from pytest_jeval.judging.cases import CaseSpec, expected_level, probability_correct
+from pytest_jeval.judging.probability import LOW_MASS_THRESHOLD, TOP_LOGPROBS
+from pytest_jeval.judging.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment
+from pytest_jeval.runtime import case_key
+from pytest_jeval.sample import Sample
+from pytest_jeval.score import Score
+
+#: Models (per process) whose endpoint answered a logprobs request without logprobs.
+_NO_LOGPROBS: set[str] = set()
+
+
+def make_chat(model: ModelClient, nonce: int, first_prompt: Optional[PromptLike], first_reply: Optional[Reply]) -> Chat:
+    """The ``chat`` callable of one run: logprobs requested, the prefetched reply reused for the first prompt."""
+
+    def chat(prompt: PromptLike) -> Reply:
+        if nonce == 0 and first_reply is not None and prompt == first_prompt:
+            if first_reply.logprobs is not None or model.name in _NO_LOGPROBS:
+                return first_reply
+        reply = model.chat(prompt, logprobs=True, top_logprobs=TOP_LOGPROBS, nonce=nonce)
+        if reply.logprobs is None:
+            _NO_LOGPROBS.add(model.name)
+        return reply
+
+    return chat
+
+
+def run_evaluator(evaluator: Evaluator, item: GoldItem, spec: CaseSpec, chat: Chat) -> Judgment:
+    """One run; an item the evaluator cannot judge (EvaluatorError) is an unscored judgment."""
+    try:
+        return evaluator.run(item, spec, chat)
+    except EvaluatorError as exc:
+        return Evaluator.unscored(str(exc))
+
+
+@pytest.fixture
+def judgments(
+    request: pytest.FixtureRequest,
+    sample: Sample,
+    response: Optional[Reply],
+    model: ModelClient,
+    benchmark_entry: BenchmarkEntry,
+) -> Optional[list[Judgment]]:
+    """The evaluator's judgments of this item, one per repeat (None for an item resumed from a record)."""
+    case = request.node.stash.get(case_key, None)
+    if case is not None and case.resumed is not None:
+        return None
+    evaluator, spec = judge_setup(benchmark_entry)
+    item = gold_item(sample)
+    first_prompt = evaluator.first_prompt(item, spec)
+    runs = []
+    for k in range(benchmark_entry.repeats):
+        chat = make_chat(model, k, first_prompt, response if k == 0 else None)
+        try:
+            runs.append(run_evaluator(evaluator, item, spec, chat))
+        except EndpointError as exc:
+            if case is not None:
+                case.error = str(exc)
+            raise
+    return runs
+
+
+def score_of(evaluator: Evaluator, spec: CaseSpec, gold: Any, runs: list[Judgment]) -> Score:
+    """The :class:`Score` of an item from its runs: run 0 decides, later runs give ``repeat_predictions``."""
+    first = runs[0]
+    distribution = first.distribution
+    probability = probability_correct(spec, first.predicted, distribution)
+    fields: dict[str, Any] = {
+        "evaluator": evaluator.name,
+        "case_kind": spec.kind,
+        "scale": list(spec.scale) if spec.scale else None,
+        "labels": list(spec.labels),
+        "tolerance": spec.tolerance,
+        "gold": gold,
+        "predicted": first.predicted,
+        "probability": probability,
+        "probability_source": first.probability_source,
+        "label_probabilities": None if distribution is None else [[k, v] for k, v in distribution.items()],
+        "p_positive": distribution.get(True) if distribution is not None and spec.kind == "boolean" else None,
+        "allowed_mass": first.allowed_mass,
+        "low_mass": None if first.allowed_mass is None else first.allowed_mass < LOW_MASS_THRESHOLD,
+        "expected_level": expected_level(distribution) if distribution is not None and spec.kind == "score" else None,
+        "repeat_predictions": [r.predicted for r in runs] if len(runs) > 1 else None,
+        "raw_replies": list(first.raw) if first.raw else None,
+    }
+    fields.update(first.extra_fields)
+    metadata: dict[str, Any] = {"details": first.details} if first.details else {}
+    if first.unscored:
+        metadata["unscored_reason"] = first.unscored_reason
+        return Score(correct=None, expected=gold, metadata=metadata, fields=fields)
+    return Score(correct=spec.is_correct(first.predicted, gold), extracted=first.predicted, expected=gold,
+                 metadata=metadata, fields=fields)
+
+
+def test_judgment(
+    sample: Sample,
+    response: Optional[Reply],
+    model: ModelClient,
+    benchmark_entry: BenchmarkEntry,
+    score: Callable[[Score], None],
+    judgments: Optional[list[Judgment]],
+) -> None:
+    """Score the evaluator's judgment of this gold item against its gold label."""
+    if judgments is None:
+        return  # resumed: the plugin reports the stored verdict and never calls this
+    evaluator, spec = judge_setup(benchmark_entry)
+    score(score_of(evaluator, spec, sample.target, judgments))
