@@ -10,7 +10,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 # The portable llama.cpp build: the native one was seen to segfault on AMX CPUs in VMs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: demo test install clean
+.PHONY: demo test install clean chromium
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,12 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(PY) -m pytest --jeval-config configs/quickstart.toml -p no:cacheprovider
 
-test: $(VENV)/.installed-dev
+# The HTML report's browser tests need Debian's chromium; without root (or apt) they are skipped.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) \
+		|| echo "chromium could not be installed: the browser tests will be skipped"
+
+test: $(VENV)/.installed-dev chromium
 	$(PY) -m pytest
 
 clean:

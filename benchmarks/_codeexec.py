@@ -15,7 +15,8 @@ Parallelism: a benchmark's test function runs in pytest's main thread, one item 
 the other, so the executions of *one* item (LiveCodeBench's test cases) run in parallel
 here, bounded by ``max_exec_workers``; different items run in parallel only across
 pytest-xdist workers (``-n N``), each of which applies its own bound. A process-wide
-semaphore also bounds the sandboxed runs of one process as a whole.
+semaphore (one per bound value; a suite has one) also bounds all the sandboxed runs that
+these benchmarks start in one process.
 """
 
 from __future__ import annotations
@@ -76,12 +77,12 @@ def code_blocks(text: str) -> list[CodeBlock]:
                 lang = tag[0].lower() if tag else ""
                 body = []
         elif stripped.startswith("```"):
-            blocks.append(CodeBlock(lang, "\n".join(body) + "\n", True))
+            blocks.append(CodeBlock(lang, "\n".join(body).rstrip() + "\n", True))
             lang = None
         else:
             body.append(line)
     if lang is not None and any(b.strip() for b in body):
-        blocks.append(CodeBlock(lang, "\n".join(body) + "\n", False))
+        blocks.append(CodeBlock(lang, "\n".join(body).rstrip() + "\n", False))
     return blocks
 
 

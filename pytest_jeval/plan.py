@@ -64,7 +64,12 @@ class EvalPlan:
             cache_dir = cache_dir if cache_dir.is_absolute() else invocation_dir / cache_dir
         benchmarks = {}
         for i, entry in enumerate(suite.benchmarks):
-            benchmarks[entry.name] = _plan_benchmark(path, i, entry)
+            benchmarks[entry.name] = planned = _plan_benchmark(path, i, entry)
+            if planned.benchmark.needs_judge and suite.judge is None:
+                raise SuiteError(
+                    f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} is scored by an LLM judge; "
+                    "add a [judge] table (model, base_url, api_key_env)"
+                )
         for i, m in enumerate(suite.models):
             _check_model(path, i, m)
         if suite.judge is not None and suite.judge.api_key_env and suite.judge.api_key_env not in os.environ:

@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -203,27 +202,39 @@ def test_compare_needs_two_files(capsys: pytest.CaptureFixture[str]) -> None:
 # -- list --------------------------------------------------------------------------------------
 
 def test_list_benchmarks_and_evaluators(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    registry = types.ModuleType("fake_judging")
-    registry.evaluators = lambda: [  # type: ignore[attr-defined]
-        {"name": "exact_match", "kind": "boolean", "scale": None},
-        types.SimpleNamespace(name="llm_judge", kind="score", scale=(0, 4), needs_judge=True),
-        {"name": "pairwise", "kind": "choice", "scale": ["A", "B", "tie"], "category": "llm"},
-    ]
-    monkeypatch.setitem(sys.modules, "fake_judging", registry)
-    monkeypatch.setattr(_list, "REGISTRY_MODULES", ("fake_judging",))
+    class Exact:
+        kinds = ("boolean",)
+
+    class Judge:
+        kinds, default_scale, uses_model, description = ("score",), (0, 4), True, "rubric"
+
+    class Pairwise:
+        kinds, choice_labels, uses_model = ("choice",), ("1", "2", "tie"), True
+
+    monkeypatch.setattr(_list, "load_evaluators", lambda: {"llm_judge": Judge, "exact_match": Exact,
+                                                           "pairwise": Pairwise})
     code, out, _ = run(capsys, "list")
     assert code == 0
     assert any(line.split()[:4] == ["gsm8k", "math", "openai/gsm8k", "1319"] for line in out.splitlines())
     rows = {line.split()[0]: line.split() for line in out.split("evaluators:")[1].splitlines()[3:]}
-    assert rows == {"exact_match": ["exact_match", "code", "-", "boolean", "-"],
-                    "llm_judge": ["llm_judge", "llm", "-", "score", "0-4"],
-                    "pairwise": ["pairwise", "llm", "-", "choice", "A/B/tie"]}
+    assert rows == {"exact_match": ["exact_match", "code", "boolean", "true/false"],
+                    "llm_judge": ["llm_judge", "llm", "score", "0-4"],
+                    "pairwise": ["pairwise", "llm", "choice", "1/2/tie"]}
     code, out, _ = run(capsys, "list", "--json")
-    assert [e["name"] for e in json.loads(out)["evaluators"]] == ["exact_match", "llm_judge", "pairwise"]
+    evaluators = json.loads(out)["evaluators"]
+    assert [e["name"] for e in evaluators] == ["exact_match", "llm_judge", "pairwise"]
+    assert evaluators[1] == {"name": "llm_judge", "category": "llm", "dataset": None, "kind": "score", "scale": "0-4",
+                             "description": "rubric"}
+
+
+def test_list_the_real_evaluator_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "list", "--json")
+    evaluators = {e["name"]: e for e in json.loads(out)["evaluators"]}
+    assert evaluators["sql"]["category"] == "code" and evaluators["factuality"]["scale"] == "A/B/C/D/E"
 
 
 def test_list_without_an_evaluator_registry(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_list, "REGISTRY_MODULES", ("no_such_module_jeval",))
+    monkeypatch.setattr(_list, "load_evaluators", lambda: None)
     code, out, _ = run(capsys, "list")
     assert code == 0 and "evaluators: none" in out and "quickstart" in out
 

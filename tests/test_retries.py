@@ -8,17 +8,26 @@ counts the attempts in the record, turns exhausted retries into an ERROR item wh
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import json
+import os
+import re
 import socket
-import textwrap
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import pytest
-import scipy.stats  # noqa: F401  (loaded once here: pytester's in-process runs drop modules they import)
+# Loaded once here: pytester's in-process runs drop the modules they import, so without
+# this every run would import openai and scipy.stats again (seconds on a busy machine).
+import openai  # noqa: F401
+import openai.resources.chat  # noqa: F401
+import scipy.stats  # noqa: F401
 
-from conftest import SECRET, GsmScript, chat_requests, gsm_rows, outcome_ids
+from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, Fault, FaultInjector, last_user_message
 
 
@@ -49,6 +58,23 @@ class Flaky:
         return self.script.reply(i)
 
 
+SUITE = """
+[run]
+output_dir = "out"
+cache = false
+{run}
+
+[[models]]
+name = "test-model"
+base_url = "{base_url}"
+api_key_env = "{key_env}"
+
+[[benchmarks]]
+name = "gsm8k"
+data_files = "gsm.jsonl"
+"""
+
+
 class Project:
     def __init__(self, pytester: pytest.Pytester, rows: list[dict[str, Any]]) -> None:
         self.pytester = pytester
@@ -57,21 +83,7 @@ class Project:
 
     def suite(self, base_url: str, run: str = "", name: str = "suite.toml", key_env: str = "JEVAL_TEST_KEY") -> Path:
         path = self.pytester.path / name
-        path.write_text(textwrap.dedent(f"""
-            [run]
-            output_dir = "out"
-            cache = false
-            {run}
-
-            [[models]]
-            name = "test-model"
-            base_url = "{base_url}"
-            api_key_env = "{key_env}"
-
-            [[benchmarks]]
-            name = "gsm8k"
-            data_files = "gsm.jsonl"
-            """))
+        path.write_text(SUITE.format(base_url=base_url, run=run, key_env=key_env))
         return path
 
     def records(self, out: str = "out") -> dict[str, dict[str, Any]]:
@@ -92,64 +104,113 @@ def requests_for(server: FakeOpenAIServer, row: dict[str, Any]) -> list[dict[str
     return [r for r in chat_requests(server) if row["question"] in last_user_message(r["body"] or {})]
 
 
-# --------------------------------------------------------------------------- one fault, then success
+# --------------------------------------------------------------------------- one run, many faults
+#
+# One pytest run (a subprocess) over ten GSM8K rows, each with its own fault script;
+# the tests below check one row each. [run] max_retries = 1, request_timeout = 1.5.
 
-FIRST_ATTEMPT_FAULTS = {
-    "429-retry-after": Fault("429", retry_after=1.0),
-    "500": Fault("500"),
-    "hang-past-timeout": Fault("hang", hang_seconds=30.0),
-    "dropped-connection": Fault("drop"),
+FIRST_ATTEMPTS: dict[int, list[Fault]] = {
+    0: [Fault("429", retry_after=1.0)],  # Retry-After longer than the client's own first backoff
+    1: [Fault("500")],
+    2: [Fault("hang", hang_seconds=30.0)],  # hangs past request_timeout
+    3: [Fault("drop")],
+    4: [Fault("503", retry_after=0.05)],
+}
+EVERY_ATTEMPT: dict[int, Fault] = {
+    5: Fault("500"),
+    6: Fault("429", retry_after=0.05),
+    7: Fault("drop"),
+    8: Fault("hang", hang_seconds=30.0),
+}
+CLEAN_ROW = 9
+MAX_RETRIES = 1  # not the openai client's default (2): shows the setting is passed on
+
+
+@dataclasses.dataclass
+class FaultRun:
+    rows: list[dict[str, Any]]
+    server: FakeOpenAIServer
+    result: subprocess.CompletedProcess[str]
+    records: dict[str, dict[str, Any]]
+
+    def seen(self, row: int) -> list[dict[str, Any]]:
+        return requests_for(self.server, self.rows[row])
+
+    def outcome(self, record_id: str) -> str:
+        for line in self.result.stdout.splitlines():
+            if f"/{record_id}]" in line and line.split(" ", 1)[0] in ("PASSED", "FAILED", "ERROR"):
+                return line.split(" ", 1)[0]
+        raise AssertionError(f"no outcome line for {record_id}:\n{self.result.stdout[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def fault_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[FaultRun]:
+    root = tmp_path_factory.mktemp("faults")
+    rows = gsm_rows(shared_data, 10)
+    (root / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    responder = Flaky(GsmScript(rows), faults=FIRST_ATTEMPTS, always=EVERY_ATTEMPT)
+    with FakeOpenAIServer(responder, api_key=SECRET) as server:
+        suite = root / "suite.toml"
+        suite.write_text(SUITE.format(base_url=server.base_url, key_env="JEVAL_TEST_KEY",
+                                      run=f"max_retries = {MAX_RETRIES}\nrequest_timeout = 1.5"))
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "--jeval-config", str(suite), "-rA", "-p", "no:cacheprovider",
+             "-p", "no:randomly"],
+            cwd=root, capture_output=True, text=True, timeout=120,
+            env={**os.environ, "JEVAL_TEST_KEY": SECRET},
+        )
+        path = root / "out" / "gsm8k_test-model.jsonl"
+        records = {r["record_id"]: r for r in map(json.loads, path.read_text().splitlines())} if path.exists() else {}
+        yield FaultRun(rows, server, result, records)
+
+
+def test_fault_run_counts(fault_run: FaultRun) -> None:
+    assert fault_run.result.returncode == 1, fault_run.result.stdout[-3000:]  # the error items fail the run
+    assert "6 passed, 4 errors" in fault_run.result.stdout, fault_run.result.stdout[-3000:]
+    assert len(fault_run.records) == 10
+    retried = sum(len(f) for f in FIRST_ATTEMPTS.values())
+    assert f"calls: 10 sent, 0 from cache, {retried} retries" in fault_run.result.stdout
+
+
+@pytest.mark.parametrize("row", sorted(FIRST_ATTEMPTS), ids=lambda r: "+".join(f.kind for f in FIRST_ATTEMPTS[r]))
+def test_fault_then_success(fault_run: FaultRun, row: int) -> None:
+    faults = FIRST_ATTEMPTS[row]
+    record = fault_run.records[f"gsm8k-{row}"]
+    assert fault_run.outcome(f"gsm8k-{row}") == "PASSED"
+    assert record["is_correct"] is True and record["error"] is None
+    assert record["attempts"] == len(faults) + 1
+    seen = fault_run.seen(row)
+    assert [r["attempt"] for r in seen] == list(range(1, len(faults) + 2))
+    assert [r["outcome"] for r in seen] == [
+        "cancelled" if f.kind == "hang" else f.kind for f in faults] + ["answer"]
+
+
+def test_retry_after_is_honoured(fault_run: FaultRun) -> None:
+    first, second = fault_run.seen(0)
+    # Retry-After: 1.0 beats the client's own first backoff (0.375-0.5 s); sleeps never end early
+    assert second["arrived_at"] - first["completed_at"] >= 0.9
+
+
+def test_clean_row_is_sent_once(fault_run: FaultRun) -> None:
+    assert fault_run.records[f"gsm8k-{CLEAN_ROW}"]["attempts"] == 1
+    assert len(fault_run.seen(CLEAN_ROW)) == 1
+
+
+EXHAUSTED = {
+    5: "HTTP 500 from http://127.0.0.1:*/v1: * (after 1 retries)",
+    6: "HTTP 429 from http://127.0.0.1:*/v1: * (after 1 retries)",
+    7: "connection error to http://127.0.0.1:*/v1* (after 1 retries)",
+    8: "timed out after 1.5s at http://127.0.0.1:*/v1 (after 1 retries)",
 }
 
 
-@pytest.mark.parametrize("fault", list(FIRST_ATTEMPT_FAULTS.values()), ids=list(FIRST_ATTEMPT_FAULTS))
-def test_fault_then_success(project: Project, fault: Fault) -> None:
-    script = GsmScript(project.rows)
-    with FakeOpenAIServer(Flaky(script, faults={0: [fault]}), api_key=SECRET) as server:
-        suite = project.suite(server.base_url, run="max_retries = 2\nrequest_timeout = 1.5")
-        result = project.pytester.runpytest("--jeval-config", str(suite), "-rA")
-        result.assert_outcomes(passed=4)
-        records = project.records()
-        assert records["gsm8k-0"]["attempts"] == 2 and records["gsm8k-0"]["error"] is None
-        assert records["gsm8k-0"]["is_correct"] is True
-        assert all(records[f"gsm8k-{i}"]["attempts"] == 1 for i in (1, 2, 3))
-        seen = requests_for(server, project.rows[0])
-        assert len(seen) == 2
-        assert [r["attempt"] for r in seen] == [1, 2]
-        assert seen[1]["outcome"] == "answer"
-        assert server.request_count == 5
-        if fault.kind == "429":
-            # Retry-After (1 s) is honoured: longer than the client's own first backoff (<= 0.5 s)
-            assert seen[1]["arrived_at"] - seen[0]["completed_at"] >= 0.9
-        result.stdout.fnmatch_lines(["calls: 4 sent, 0 from cache, 1 retries, *"])
-
-
-# --------------------------------------------------------------------------- retries exhausted
-
-EXHAUSTING = {
-    "500": (Fault("500"), "HTTP 500 from http://127.0.0.1:*/v1: * (after 2 retries)"),
-    "429": (Fault("429", retry_after=0.05), "HTTP 429 from http://127.0.0.1:*/v1: * (after 2 retries)"),
-    "hang": (Fault("hang", hang_seconds=30.0), "timed out after 0.5s at http://127.0.0.1:*/v1 (after 2 retries)"),
-    "drop": (Fault("drop"), "connection error to http://127.0.0.1:*/v1* (after 2 retries)"),
-}
-
-
-@pytest.mark.parametrize("fault,pattern", list(EXHAUSTING.values()), ids=list(EXHAUSTING))
-def test_every_attempt_fails_becomes_an_error_item(project: Project, fault: Fault, pattern: str) -> None:
-    import fnmatch
-
-    script = GsmScript(project.rows)
-    with FakeOpenAIServer(Flaky(script, always={1: fault}), api_key=SECRET) as server:
-        suite = project.suite(server.base_url, run="max_retries = 2\nrequest_timeout = 0.5")
-        result = project.pytester.runpytest("--jeval-config", str(suite), "-rA")
-        result.assert_outcomes(passed=3, errors=1)
-        assert outcome_ids(result, "error") == {"gsm8k-1"}
-        err = project.records()["gsm8k-1"]
-        assert err["is_correct"] is None and err["score"] is None
-        assert fnmatch.fnmatch(err["error"], pattern), err["error"]
-        assert len(requests_for(server, project.rows[1])) == 3  # the first attempt and 2 retries
-        summary = project.summary()
-        assert (summary["total_samples"], summary["errors"], summary["accuracy"]) == (4, 1, 1.0)
+@pytest.mark.parametrize("row", sorted(EXHAUSTED), ids=lambda r: EVERY_ATTEMPT[r].kind)
+def test_every_attempt_fails_becomes_an_error_item(fault_run: FaultRun, row: int) -> None:
+    record = fault_run.records[f"gsm8k-{row}"]
+    assert fault_run.outcome(f"gsm8k-{row}") == "ERROR"
+    assert record["is_correct"] is None and record["score"] is None
+    assert fnmatch.fnmatch(record["error"], EXHAUSTED[row]), record["error"]
+    assert len(fault_run.seen(row)) == MAX_RETRIES + 1
 
 
 # --------------------------------------------------------------------------- fault injection at scale
@@ -194,33 +255,36 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
+def _assert_stopped_before_any_sample(project: Project, result: pytest.RunResult, reason: str) -> str:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    out = result.stdout.str() + "\n" + result.stderr.str()
+    # one message, naming the model and the reason
+    assert out.count("endpoint unusable") == 1, out
+    lines = [ln for ln in out.splitlines() if "test-model" in ln]
+    assert len(lines) == 1 and "model 'test-model'" in lines[0] and fnmatch.fnmatch(lines[0], f"*{reason}*"), out
+    # no item ran, no record was written
+    assert not [ln for ln in out.splitlines() if ln.startswith(("PASSED", "FAILED", "ERROR suite"))], out
+    assert not re.search(r"\d+ (passed|failed|errors?)\b", out), out
+    records = project.pytester.path / "out" / "gsm8k_test-model.jsonl"
+    assert not records.exists() or not records.read_text()
+    return out
+
+
 def test_dead_endpoint_stops_the_run_with_one_message(project: Project) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    # without the preflight every one of the 4 samples would back off for 0.5+1+2+4+8 s
+    # without the preflight each of the 4 samples would be retried 5 times, backing off 0.5+1+2+4+8 s
     suite = project.suite(url, run="max_retries = 5\nrequest_timeout = 60")
-    result = project.pytester.runpytest_subprocess("--jeval-config", str(suite), "-rA")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    out = result.stdout.str() + result.stderr.str()
-    assert out.count("endpoint unusable") == 1
-    lines = [ln for ln in out.splitlines() if "model 'test-model'" in ln]
-    assert len(lines) == 1 and f"connection error to {url}" in lines[0], out
-    for word in ("passed", "failed", "error", "PASSED", "FAILED", "ERROR "):
-        assert f" {word}" not in out.replace("endpoint unusable", ""), out
-    assert not (project.pytester.path / "out" / "gsm8k_test-model.jsonl").exists() or not (
-        project.pytester.path / "out" / "gsm8k_test-model.jsonl").read_text()
+    result = project.pytester.runpytest("--jeval-config", str(suite), "-rA")
+    _assert_stopped_before_any_sample(project, result, f"connection error to {url}")
 
 
 def test_rejected_key_stops_the_run_without_showing_it(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     wrong = "sk-WRONG-key-0815-do-not-print"
     monkeypatch.setenv("JEVAL_WRONG_KEY", wrong)
-    script = GsmScript(project.rows)
-    with FakeOpenAIServer(script, api_key=SECRET) as server:
+    with FakeOpenAIServer(GsmScript(project.rows), api_key=SECRET) as server:
         suite = project.suite(server.base_url, key_env="JEVAL_WRONG_KEY", run="max_retries = 3")
-        result = project.pytester.runpytest_subprocess("--jeval-config", str(suite), "-rA", "-vv", "--tb=long")
-        assert server.request_count == 0  # no sample was sent
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    out = result.stdout.str() + result.stderr.str()
-    lines = [ln for ln in out.splitlines() if "model 'test-model'" in ln]
-    assert len(lines) == 1 and "rejected the API key" in lines[0] and "401" in lines[0], out
+        result = project.pytester.runpytest("--jeval-config", str(suite), "-rA", "-vv", "--tb=long", "-l")
+        assert server.request_count == 0  # no chat request was sent
+        assert len(server.requests) == 1  # only the preflight's GET /v1/models
+    out = _assert_stopped_before_any_sample(project, result, "rejected the API key (HTTP 401)")
     assert wrong not in out and SECRET not in out
-    assert " passed" not in out and " failed" not in out

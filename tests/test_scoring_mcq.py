@@ -59,6 +59,7 @@ NO_ANSWER = [
     "(A) might work, (B) might also work.",
     "Answer: E",  # not a valid letter
     "According to Einstein, light is fast.",  # the first-capital-letter bug would say "A"
+    "To answer A, first consider the graph.",  # "answer" without a connector is not a statement
 ]
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from conftest import JevalProject
 
-VOLATILE = {"latency_seconds", "throughput_tok_per_sec", "attempts", "cached"}
+VOLATILE = {"latency_seconds", "throughput_tok_per_sec", "attempts", "cached", "call_windows"}
 
 
 def _stable(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -3,73 +3,51 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
 from pytest_jeval.catalog import catalog_rows
 from pytest_jeval.cli._table import table
 
-#: Where an evaluator registry may live, and the names it may expose: a callable returning
-#: the evaluators (or rows), or a name -> evaluator mapping. Each evaluator (object or dict)
-#: gives ``name``, ``kind`` and ``scale``; ``category`` (else ``llm`` when ``needs_judge``,
-#: otherwise ``code``), ``dataset`` and ``description`` are optional.
-REGISTRY_MODULES = ("pytest_jeval.judging", "pytest_jeval.judging.registry")
-REGISTRY_NAMES = ("evaluator_rows", "evaluators", "EVALUATORS", "REGISTRY")
+
+def load_evaluators() -> Optional[dict[str, Any]]:
+    """The evaluator registry (name -> evaluator class), or None when it cannot be imported."""
+    try:
+        from pytest_jeval.judging import evaluator_classes
+    except ImportError:
+        return None
+    return evaluator_classes()
 
 
-def _get(entry: Any, key: str, default: Any = None) -> Any:
-    if isinstance(entry, Mapping):
-        return entry.get(key, default)
-    return getattr(entry, key, default)
-
-
-def format_scale(scale: Any) -> str:
-    """``0-4`` for a numeric range, ``yes/no`` for labels, ``-`` when there is none."""
-    if scale is None or scale == "":
-        return "-"
-    if isinstance(scale, str):
-        return scale
-    if isinstance(scale, Mapping):
-        scale = list(scale)
-    items = list(scale) if isinstance(scale, Iterable) else [scale]
-    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items)
-    if numbers and len(items) == 2:
-        return f"{items[0]:g}-{items[1]:g}"
-    return "/".join(str(x) for x in items)
-
-
-def _evaluator_row(name: Optional[str], entry: Any) -> dict[str, Any]:
-    category = _get(entry, "category") or ("llm" if _get(entry, "needs_judge") else "code")
-    return {
-        "name": str(_get(entry, "name") or name),
-        "category": str(category),
-        "dataset": _get(entry, "dataset"),
-        "kind": _get(entry, "kind") or _get(entry, "case_kind"),
-        "scale": format_scale(_get(entry, "scale")),
-        "description": _get(entry, "description") or "",
-    }
+def evaluator_scale(evaluator: Any) -> str:
+    """``0-4`` for a score scale, ``A/B/C`` for choice labels, ``true/false`` for a boolean case."""
+    low_high = getattr(evaluator, "default_scale", None)
+    if low_high:
+        return f"{low_high[0]}-{low_high[1]}"
+    labels = getattr(evaluator, "choice_labels", ())
+    if labels:
+        return "/".join(str(x) for x in labels)
+    kinds = tuple(getattr(evaluator, "kinds", ()) or ())
+    return "true/false" if kinds[:1] == ("boolean",) else "-"
 
 
 def evaluator_rows() -> Optional[list[dict[str, Any]]]:
-    """One row per registered evaluator; None when no evaluator registry is importable."""
-    for module_name in REGISTRY_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        for attr in REGISTRY_NAMES:
-            found = getattr(module, attr, None)
-            if found is None:
-                continue
-            entries = found() if callable(found) else found
-            if isinstance(entries, Mapping):
-                rows = [_evaluator_row(name, e) for name, e in entries.items()]
-            else:
-                rows = [_evaluator_row(None, e) for e in entries]
-            return sorted(rows, key=lambda r: r["name"])
-    return None
+    """One row per registered evaluator (name, category, dataset, kind, scale, description);
+    None when no evaluator registry is importable."""
+    registry = load_evaluators()
+    if registry is None:
+        return None
+    rows = []
+    for name, evaluator in sorted(registry.items()):
+        rows.append({
+            "name": name,
+            "category": "llm" if getattr(evaluator, "uses_model", False) else "code",
+            "dataset": None,  # evaluators run on the gold set the suite names
+            "kind": "/".join(getattr(evaluator, "kinds", ()) or ()) or None,
+            "scale": evaluator_scale(evaluator),
+            "description": getattr(evaluator, "description", "") or "",
+        })
+    return rows
 
 
 def _cell(value: Any) -> str:
@@ -84,18 +62,15 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"benchmarks": benchmarks, "evaluators": evaluators}, indent=2))
         return 0
     print("benchmarks:")
-    header = ("name", "category", "dataset", "samples", "kind")
-    rows = [[_cell(b["name"]), _cell(b["category"]), _cell(b["dataset"]), _cell(b["samples"]), _cell(b["scorer"])]
-            for b in benchmarks]
-    for line in table(header, rows, right={3}):
-        print("  " + line)
+    header = ("name", "category", "dataset", "samples", "scorer")
+    rows = [[_cell(b[h]) for h in ("name", "category", "dataset", "samples", "scorer")] for b in benchmarks]
+    print("\n".join("  " + line for line in table(header, rows, right={3})))
     print()
     if evaluators is None:
-        print("evaluators: none (no evaluator registry in pytest_jeval.judging)")
+        print("evaluators: none (pytest_jeval.judging has no evaluator registry)")
         return 0
     print("evaluators:")
-    header = ("name", "category", "dataset", "kind", "scale")
+    header = ("name", "category", "kind", "scale")
     rows = [[_cell(e[h]) for h in header] for e in evaluators]
-    for line in table(header, rows):
-        print("  " + line)
+    print("\n".join("  " + line for line in table(header, rows)))
     return 0

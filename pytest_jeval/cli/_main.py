@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional
 
@@ -65,3 +66,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ResultFileError as exc:
         print(f"jeval: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `jeval list | head`: the reader has gone; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

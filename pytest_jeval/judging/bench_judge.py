@@ -5,9 +5,9 @@ endpoint failure is a pytest *error*, as for ordinary benchmarks): run 0 uses th
 prefetched ``response`` to the evaluator's first prompt, runs k = 1..N-1 call
 ``model.chat(..., nonce=k)`` so the response cache does not make repeats
 trivially identical. Every call asks for ``logprobs``/``top_logprobs``. When the
-prefetched reply carries no logprobs (the plugin sent it without asking), the
-first prompt is asked once more with logprobs; once an endpoint has answered a
-logprobs request without any, the prefetched reply is used as it is.
+prefetched reply carries no logprobs (the plugin prefetches without asking for
+them), run 0 asks the first prompt once more with logprobs, so an LLM item costs
+one extra call until the plugin's prefetch can request logprobs itself.
 
 ``test_judgment`` records a :class:`~pytest_jeval.Score` whose ``fields`` become
 the record's ``gold``, ``predicted``, ``probability`` ... and passes when the
@@ -32,21 +32,13 @@ from pytest_jeval.runtime import case_key
 from pytest_jeval.sample import Sample
 from pytest_jeval.score import Score
 
-#: Models (per process) whose endpoint answered a logprobs request without logprobs.
-_NO_LOGPROBS: set[str] = set()
-
-
 def make_chat(model: ModelClient, nonce: int, first_prompt: Optional[PromptLike], first_reply: Optional[Reply]) -> Chat:
-    """The ``chat`` callable of one run: logprobs requested, the prefetched reply reused for the first prompt."""
+    """The ``chat`` callable of one run: logprobs requested; the prefetched reply is reused when it has logprobs."""
 
     def chat(prompt: PromptLike) -> Reply:
-        if nonce == 0 and first_reply is not None and prompt == first_prompt:
-            if first_reply.logprobs is not None or model.name in _NO_LOGPROBS:
-                return first_reply
-        reply = model.chat(prompt, logprobs=True, top_logprobs=TOP_LOGPROBS, nonce=nonce)
-        if reply.logprobs is None:
-            _NO_LOGPROBS.add(model.name)
-        return reply
+        if nonce == 0 and first_reply is not None and prompt == first_prompt and first_reply.logprobs is not None:
+            return first_reply
+        return model.chat(prompt, logprobs=True, top_logprobs=TOP_LOGPROBS, nonce=nonce)
 
     return chat
 

@@ -45,7 +45,7 @@ class GoldItem:
     """One row of a gold set, as an evaluator sees it."""
 
     input: str
-    output: Any
+    output: Any = None
     expected: Any = None
     context: Any = None
     criteria: Optional[str] = None

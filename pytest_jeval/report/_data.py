@@ -19,6 +19,8 @@ from typing import Any, Callable, Optional
 from pytest_jeval.metrics import confusion_matrix, expected_calibration_error, reliability_bins
 from pytest_jeval.summary import read_records, summarize
 
+#: Probability bins of the reliability diagram (the judge metrics' ECE bins).
+ECE_BINS = 10
 #: Summary fields that the records cannot reproduce: never compared.
 NOT_FROM_RECORDS = frozenset({"skipped_rows", "started_at", "ended_at"})
 
@@ -203,14 +205,6 @@ def run_labels(files: list[ResultFile]) -> list[str]:
     return [f"{p} ({f.path.name})" if plain.count(p) > 1 else p for p, f in zip(plain, files)]
 
 
-_POSITIVE = frozenset({"true", "yes", "1", "1.0", "pass", "positive", "correct"})
-
-
-def is_positive(label: Any) -> bool:
-    """A boolean judge label read as positive (``True``, ``"yes"``, ``1``, ...)."""
-    return str(label).strip().lower() in _POSITIVE
-
-
 @dataclasses.dataclass
 class JudgeView:
     """What the report draws for a judge benchmark run."""
@@ -224,43 +218,41 @@ class JudgeView:
     case_kind: str
 
 
-def judge_view(result: ResultFile, n_bins: int = 10) -> Optional[JudgeView]:
+def judge_view(result: ResultFile) -> Optional[JudgeView]:
     """The reliability and confusion data of a judge run; None for other runs.
 
-    The reliability bins are the summary's ``reliability`` when the judge metrics
-    provide it; otherwise they are computed from the records: for boolean cases the
-    stated probability is P(positive) against a positive gold label, for other kinds
-    it is the confidence in the prediction against its correctness.
+    Both come from the judge metrics of the recomputed summary (``reliability``,
+    ``confusion_matrix``) when ``pytest_jeval.judging`` provides them; otherwise they
+    are computed here the same way: calibration of ``probability`` (the judge's
+    probability that its judgment is correct) against ``is_correct`` in ``ECE_BINS``
+    bins, and gold x predicted counts over the judged records.
     """
-    judged = [r for r in result.records if "case_kind" in r and r.get("error") is None]
+    judged = [r for r in result.records if r.get("case_kind") is not None and r.get("error") is None]
     if not judged:
         return None
-    kind = str(judged[0].get("case_kind"))
-    pairs = [(r["gold"], r["predicted"]) for r in judged if r.get("gold") is not None and r.get("predicted") is not None]
-    matrix: list[list[int]] = []
-    labels: list[Any] = []
-    if pairs:
-        gold, predicted = [g for g, _ in pairs], [p for _, p in pairs]
-        try:
-            counts, labels = confusion_matrix(predicted, gold)
-        except ValueError:  # labels of mixed types: order them as text
-            counts, labels = confusion_matrix([str(p) for p in predicted], [str(g) for g in gold])
-        matrix = counts.tolist()
-    stored = result.summary.get("reliability")
-    bins: list[dict[str, Any]] = []
-    ece = result.summary.get("ece")
-    if isinstance(stored, list) and stored and all(isinstance(b, dict) and {"lower", "upper", "count"} <= b.keys()
-                                                   for b in stored):
-        bins = stored
+    summary = result.summary
+    stored_matrix = summary.get("confusion_matrix")
+    if isinstance(stored_matrix, dict) and {"labels", "matrix"} <= stored_matrix.keys():
+        labels, matrix = list(stored_matrix["labels"]), stored_matrix["matrix"]
     else:
-        with_p = [r for r in judged if isinstance(r.get("probability"), (int, float))]
-        if with_p:
-            probability = [float(r["probability"]) for r in with_p]
-            if kind == "boolean":
-                outcome = [1.0 if is_positive(r.get("gold")) else 0.0 for r in with_p]
-            else:
-                outcome = [1.0 if r.get("is_correct") is True else 0.0 for r in with_p]
-            bins = reliability_bins(probability, outcome, n_bins=n_bins)
-            ece = expected_calibration_error(probability, outcome, n_bins=n_bins)
+        pairs = [(r["gold"], r["predicted"]) for r in judged if r.get("gold") is not None and r.get("predicted") is not None]
+        labels, matrix = [], []
+        if pairs:
+            try:
+                counts, labels = confusion_matrix([p for _, p in pairs], [g for g, _ in pairs],
+                                                  labels=judged[0].get("labels") or None)
+            except ValueError:  # labels of mixed types: order them as text
+                counts, labels = confusion_matrix([str(p) for _, p in pairs], [str(g) for g, _ in pairs])
+            matrix = counts.tolist()
+    bins, ece = summary.get("reliability"), summary.get("ece")
+    if not isinstance(bins, list):
+        calibrated = [r for r in judged if r.get("predicted") is not None and r.get("gold") is not None
+                      and isinstance(r.get("probability"), (int, float))]
+        bins, ece = [], None
+        if calibrated:
+            probability = [float(r["probability"]) for r in calibrated]
+            outcome = [1.0 if r.get("is_correct") is True else 0.0 for r in calibrated]
+            bins = reliability_bins(probability, outcome, n_bins=ECE_BINS)
+            ece = expected_calibration_error(probability, outcome, n_bins=ECE_BINS)
     return JudgeView(bins=bins, ece=ece if isinstance(ece, (int, float)) else None, matrix=matrix, labels=labels,
-                     case_kind=kind)
+                     case_kind=str(judged[0]["case_kind"]))

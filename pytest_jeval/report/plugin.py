@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 import pytest
 
+from pytest_jeval.collect import plan_key
+
 report_path_key = pytest.StashKey[Path]()
 written_key = pytest.StashKey[Optional[Path]]()
 started_key = pytest.StashKey[float]()
@@ -40,8 +42,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     target = config.stash.get(report_path_key, None)
     if target is None:
         return
-    from pytest_jeval.collect import plan_key
-    from pytest_jeval.report import write_report
+    from pytest_jeval.report import write_report  # numpy/scipy: only when a report is asked for
 
     plan = config.stash.get(plan_key, None)
     aggregate = plan.output_dir / "summary.json" if plan is not None else None
@@ -50,6 +51,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config.stash[written_key] = write_report([aggregate], target) if fresh else None
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """``jeval report: <path>`` (or why there is none)."""
     if report_path_key not in config.stash:

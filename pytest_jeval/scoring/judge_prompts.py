@@ -33,7 +33,9 @@ from pytest_jeval.scoring.mcq import extract_choice_letter
 __all__ = [
     "PAIRWISE_SYSTEM_PROMPT",
     "PAIRWISE_USER_PROMPT",
+    "PAIRWISE_VERDICTS",
     "SIMPLEQA_GRADER_TEMPLATE",
+    "SIMPLEQA_GRADES",
     "STRUCTURED_VERDICT_PROMPT",
     "StructuredVerdict",
     "judge_structured",
@@ -41,6 +43,7 @@ __all__ = [
     "parse_pairwise_verdict",
     "parse_simpleqa_grade",
     "parse_structured_verdict",
+    "structured_score",
 ]
 
 # --------------------------------------------------------------------------- structured verdict
@@ -231,6 +234,7 @@ C: NOT_ATTEMPTED
 Just return the letters "A", "B", or "C", with no text around it."""
 
 SIMPLEQA_GRADES = {"A": "CORRECT", "B": "INCORRECT", "C": "NOT_ATTEMPTED"}
+_GRADE_LINE = re.compile(r"^[\s*_`#>]*(?i:(?:final\s+)?(?:grade|answer|verdict)\s*(?:is|:|=)\s*)[\s*_`(\[]*([ABC])[\s*_`)\].]*$")
 _GRADE_WORD = re.compile(r"(?<![A-Za-z_])(NOT[_ ]ATTEMPTED|INCORRECT|CORRECT)(?![A-Za-z_])")
 
 
@@ -238,8 +242,9 @@ def parse_simpleqa_grade(text: str) -> Optional[str]:
     """``CORRECT`` / ``INCORRECT`` / ``NOT_ATTEMPTED`` from a grader reply, or None.
 
     Tried in order: the whole reply is a bare letter (``"B"``, ``"**B**"``, ``"B."``);
-    the grade words in capitals, when only one grade is named; the final stated
-    letter (``"Grade: B"``) by the MCQ extractor, which never guesses.
+    the grade words in capitals, when only one grade is named; a last line
+    ``Grade: B`` / ``Answer: B``; the final stated letter by the MCQ extractor,
+    which never guesses.
     """
     stripped = (text or "").strip().strip("*_`'\"()[] ").rstrip(".").strip()
     if stripped in SIMPLEQA_GRADES:
@@ -247,6 +252,10 @@ def parse_simpleqa_grade(text: str) -> Optional[str]:
     words = {w.replace(" ", "_") for w in _GRADE_WORD.findall(text or "")}
     if len(words) == 1:
         return words.pop()
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    m = _GRADE_LINE.match(lines[-1]) if lines else None
+    if m:
+        return SIMPLEQA_GRADES[m.group(1)]
     letter = extract_choice_letter(text or "", "ABC")
     return SIMPLEQA_GRADES[letter] if letter else None
 

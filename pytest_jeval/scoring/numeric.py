@@ -24,6 +24,8 @@ _NUM = (
     r"|(?<![\w.])[-+]?\.\d+"
 )
 NUMBER_RE = re.compile(_NUM)
+# Bounded, non-overlapping quantifiers: linear time on any input.
+_FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,64})\}[ \t]{0,3}\{([^{}]{1,64})\}")
 _HASHES = re.compile(r"####\s*([^\n]*)")
 _STATEMENT = re.compile(
     r"\b(?:final\s+answer|answer)\b\s*(?:is|:|=|would\s+be|will\s+be|should\s+be)?\s*[:\-]?\s*([^\n]*)", re.IGNORECASE
@@ -47,7 +49,7 @@ def _first_number(text: str) -> str | None:
 
 def _strip_latex(text: str) -> str:
     """Turn the LaTeX that wraps numbers into plain text (``\\frac{3}{4}`` -> ``3/4``)."""
-    text = re.sub(r"\\[dt]?frac\s*\{\s*([^{}]+?)\s*\}\s*\{\s*([^{}]+?)\s*\}", r"\1/\2", text)
+    text = _FRAC.sub(lambda m: m.group(1).strip() + "/" + m.group(2).strip(), text)
     text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r" \1 ", text)
     return text.replace("\\$", "$").replace("\\%", "%").replace("\\!", "").replace("{,}", ",")
 

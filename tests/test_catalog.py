@@ -1,0 +1,79 @@
+"""The README's benchmark table is the catalog, and ``pytest --jeval-list`` lists every built-in.
+
+When a benchmark is added or changed, regenerate the README block with::
+
+    .venv/bin/python tests/test_catalog.py
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_jeval.catalog import builtin_benchmarks, builtin_names, catalog_markdown, catalog_rows
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+START, END = "<!-- catalog:start -->", "<!-- catalog:end -->"
+# the benchmarks of the catalog issue; more may be added, none may disappear
+EXPECTED = {"supergpqa", "gpqa", "mmlu-pro", "truthfulqa-mc", "math500", "gsm8k", "natural-reasoning",
+            "simpleqa", "hle", "frames", "wildchat", "gaia"}
+
+
+def readme_block(text: str) -> str:
+    m = re.search(re.escape(START) + r"\n(.*?)" + re.escape(END), text, re.DOTALL)
+    assert m, f"README.md lacks the {START} ... {END} markers"
+    return m.group(1)
+
+
+def regenerate() -> None:
+    """Rewrite the README block from the catalog."""
+    text = README.read_text(encoding="utf-8")
+    block = readme_block(text)
+    new = text.replace(f"{START}\n{block}{END}", f"{START}\n{catalog_markdown()}{END}", 1)
+    README.write_text(new, encoding="utf-8")
+
+
+def test_readme_table_is_the_catalog() -> None:
+    block = readme_block(README.read_text(encoding="utf-8"))
+    assert block == catalog_markdown(), (
+        "the README benchmark table differs from the catalog; run `.venv/bin/python tests/test_catalog.py`")
+
+
+def test_catalog_markdown_has_one_row_per_benchmark() -> None:
+    lines = catalog_markdown().splitlines()
+    assert lines[0] == "| name | category | dataset | samples | scorer |"
+    rows = [line for line in lines[2:] if line.startswith("| `")]
+    assert [re.match(r"\| `([^`]+)`", r).group(1) for r in rows] == builtin_names()  # type: ignore[union-attr]
+    for row, info in zip(rows, catalog_rows()):
+        assert row.count(" | ") == 4, row
+        assert (info["dataset"] in row) and (info["scorer"].replace("|", "\\|") in row)
+
+
+def test_every_builtin_is_described() -> None:
+    names = set(builtin_names())
+    assert EXPECTED <= names, f"missing built-ins: {sorted(EXPECTED - names)}"
+    for b in builtin_benchmarks():
+        assert b.category and b.category != "other", b.name
+        assert b.description and b.scorer, b.name
+        assert b.sample_count is None or b.sample_count > 0, b.name
+
+
+def test_jeval_list_prints_every_benchmark(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--jeval-list")
+    assert result.ret == 0
+    lines = [line.split() for line in result.outlines if line.strip()]
+    assert lines[0][:5] == ["name", "category", "dataset", "samples", "scorer"]
+    listed = {cells[0]: cells for cells in lines[1:]}
+    assert set(listed) == set(builtin_names())
+    for info in catalog_rows():
+        cells = listed[info["name"]]
+        assert cells[1] == info["category"] and cells[2] == info["dataset"]
+        assert cells[3] == (str(info["samples"]) if info["samples"] is not None else "?")
+
+
+if __name__ == "__main__":
+    regenerate()
+    print(f"updated the catalog block of {README}", file=sys.stderr)
