@@ -136,10 +136,13 @@ class EvalPlan:
                 key = _env_secret("OPENAI_API_KEY") if base_url is None else SecretStr("EMPTY")
             if key is None:
                 key = SecretStr("EMPTY")
+        # The local server answers one request at a time: more in flight would only queue
+        # there and eat into each request's timeout.
+        default_concurrency = 1 if engine == "local" else run.concurrency
         return Endpoint(
             base_url=base_url,
             api_key=key,
-            max_concurrency=src.max_concurrency or run.concurrency,
+            max_concurrency=src.max_concurrency or default_concurrency,
             timeout=run.request_timeout,
             max_retries=run.max_retries,
         )
