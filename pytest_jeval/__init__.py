@@ -7,13 +7,39 @@ Public API for writing benchmark modules::
 
 from __future__ import annotations
 
-from pytest_jeval.benchmark import Benchmark, HubDataset, LoadContext
-from pytest_jeval.client import ModelClient
-from pytest_jeval.engines.base import EndpointError, Reply, TokenLogprob
-from pytest_jeval.sample import Sample
-from pytest_jeval.score import Score
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_jeval.benchmark import Benchmark, HubDataset, LoadContext
+    from pytest_jeval.client import ModelClient
+    from pytest_jeval.engines.base import EndpointError, Reply, TokenLogprob
+    from pytest_jeval.sample import Sample
+    from pytest_jeval.score import Score
 
 __version__ = "0.1.0"
+
+# Resolved on first use, so that loading the pytest plugin stays cheap.
+_EXPORTS = {
+    "Benchmark": "pytest_jeval.benchmark",
+    "HubDataset": "pytest_jeval.benchmark",
+    "LoadContext": "pytest_jeval.benchmark",
+    "ModelClient": "pytest_jeval.client",
+    "EndpointError": "pytest_jeval.engines.base",
+    "Reply": "pytest_jeval.engines.base",
+    "TokenLogprob": "pytest_jeval.engines.base",
+    "Sample": "pytest_jeval.sample",
+    "Score": "pytest_jeval.score",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_jeval' has no attribute {name!r}")
+    # Not cached in globals(): the defining module may be re-imported (pytester drops modules
+    # between in-process runs), and a stale class would break isinstance checks.
+    return getattr(importlib.import_module(module), name)
 
 __all__ = [
     "Benchmark",

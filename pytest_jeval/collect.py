@@ -15,10 +15,10 @@ from typing import Any, Iterable, Optional
 
 import pytest
 
+from pytest_jeval._keys import plan_key
 from pytest_jeval.dataset import DatasetLoadError
-from pytest_jeval.plan import EvalPlan
 
-plan_key = pytest.StashKey[EvalPlan]()
+__all__ = ["BenchmarkModule", "SuiteFile", "plan_key", "suite_args"]
 
 
 class SuiteFile(pytest.File):

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import pytest
 
-from pytest_jeval.client import ModelClient
-from pytest_jeval.config import BenchmarkEntry
-from pytest_jeval.engines.base import EndpointError, Reply
-from pytest_jeval.runtime import ItemCase, Runtime, case_key
-from pytest_jeval.sample import Sample
-from pytest_jeval.score import Score
+from pytest_jeval._keys import case_key, runtime_key
 
-runtime_key = pytest.StashKey[Runtime]()
+if TYPE_CHECKING:
+    from pytest_jeval.client import ModelClient
+    from pytest_jeval.config import BenchmarkEntry
+    from pytest_jeval.engines.base import Reply
+    from pytest_jeval.runtime import ItemCase, Runtime
+    from pytest_jeval.sample import Sample
+    from pytest_jeval.score import Score
 
 
 def _runtime(request: pytest.FixtureRequest) -> Runtime:
@@ -51,6 +52,8 @@ def benchmark_entry(request: pytest.FixtureRequest) -> BenchmarkEntry:
 @pytest.fixture
 def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
     """A chat client for the model under test, with this benchmark's generation settings."""
+    from pytest_jeval.client import ModelClient
+
     runtime = _runtime(request)
     case = _case(request)
     temperature, max_tokens = runtime.plan.generation(case.benchmark, jeval_model)
@@ -70,6 +73,8 @@ def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
 @pytest.fixture
 def judge(request: pytest.FixtureRequest) -> Optional[ModelClient]:
     """A chat client for the ``[judge]`` model, or None when the suite has no judge."""
+    from pytest_jeval.client import ModelClient
+
     runtime = _runtime(request)
     cfg = runtime.plan.suite.judge
     if cfg is None:
@@ -96,6 +101,8 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
     None when the benchmark's prompt is None for this sample (no model call needed).
     An endpoint failure that survives the retries makes the item an *error*.
     """
+    from pytest_jeval.engines.base import EndpointError, Reply
+
     runtime = _runtime(request)
     case = _case(request)
     if case.resumed is not None:

@@ -6,31 +6,27 @@ options and fixtures and otherwise stays silent.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any, Generator, Optional
+from typing import TYPE_CHECKING, Any, Generator, Optional
 
 import pytest
 
-from pytest_jeval import collect
-from pytest_jeval.collect import plan_key, suite_args
-from pytest_jeval.config import SuiteError
-from pytest_jeval.dataset import DatasetLoadError
-from pytest_jeval.engines.local import LocalModelError, LocalServer
-from pytest_jeval.fixtures import benchmark_entry, jeval_model, judge, model, response, runtime_key, sample, score  # noqa: F401
-from pytest_jeval.gates import GateResult, evaluate_gates, has_gates
-from pytest_jeval.plan import EvalPlan
-from pytest_jeval.records import build_record
-from pytest_jeval.runtime import ItemCase, Runtime, case_for, case_key
-from pytest_jeval.summary import read_records, write_summary
-from pytest_jeval.telemetry.session import RunTelemetry
-from pytest_jeval.terminal import results_table
-from pytest_jeval.writer import ResultsWriter, jsonl_path
+from pytest_jeval._keys import case_key, plan_key, runtime_key
+from pytest_jeval.fixtures import benchmark_entry, jeval_model, judge, model, response, sample, score  # noqa: F401
 
-writer_key = pytest.StashKey[ResultsWriter]()
-local_server_key = pytest.StashKey[LocalServer]()
-gates_key = pytest.StashKey[list[GateResult]]()
+if TYPE_CHECKING:
+    from pytest_jeval.engines.local import LocalServer
+    from pytest_jeval.gates import GateResult
+    from pytest_jeval.plan import EvalPlan
+    from pytest_jeval.writer import ResultsWriter
+
+# Heavy modules (pydantic, numpy, asyncio, openai) are imported inside the hooks, once
+# --jeval-config is given: installing the plugin must not slow down every other pytest run.
+
+writer_key = pytest.StashKey["ResultsWriter"]()
+local_server_key = pytest.StashKey["LocalServer"]()
+gates_key = pytest.StashKey["list[GateResult]"]()
 worker_stats_key = pytest.StashKey[list[dict[str, Any]]]()
 
 
@@ -86,6 +82,14 @@ def pytest_configure(config: pytest.Config) -> None:
     suite = _option(config, "jeval_config")
     if not suite:
         return
+    from pytest_jeval import collect
+    from pytest_jeval.collect import suite_args
+    from pytest_jeval.config import SuiteError
+    from pytest_jeval.plan import EvalPlan
+    from pytest_jeval.runtime import Runtime
+    from pytest_jeval.telemetry.session import RunTelemetry
+    from pytest_jeval.writer import ResultsWriter
+
     try:
         plan = EvalPlan.from_file(
             Path(suite),
@@ -134,6 +138,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     runtime = config.stash.get(runtime_key, None)
     if runtime is None:
         return
+    from pytest_jeval.dataset import DatasetLoadError
+    from pytest_jeval.engines.local import LocalModelError, LocalServer
+
     plan = runtime.plan
     if _is_worker(config):
         if config.getoption("jeval_resume"):
@@ -175,6 +182,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def _read_resumed(plan: EvalPlan) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+    from pytest_jeval.summary import read_records
+    from pytest_jeval.writer import jsonl_path
+
     out = {}
     for bench in plan.benchmarks:
         for model_name in plan.models:
@@ -233,6 +243,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     runtime = item.config.stash.get(runtime_key, None)
     if runtime is None:
         return
+    from pytest_jeval.runtime import ItemCase, case_for
+
     found = case_for(item)
     if found is None:
         return
@@ -267,6 +279,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record = case.resumed
         report.jeval_resumed = True  # type: ignore[attr-defined]
     else:
+        from pytest_jeval.records import build_record
+
         failure = None
         if report.failed and call.excinfo is not None and not isinstance(call.excinfo.value, pytest.fail.Exception):
             failure = call.excinfo.exconly()[:2000]
@@ -292,6 +306,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(config):
         config.workeroutput["jeval_stats"] = dict(vars(runtime.scheduler.stats))  # type: ignore[attr-defined]
         return
+    from pytest_jeval.gates import evaluate_gates, has_gates
+    from pytest_jeval.summary import write_summary
+
     writer = config.stash[writer_key]
     aggregate = writer.finish()
     gates = evaluate_gates(runtime.plan, writer.summaries) if has_gates(runtime.plan) else []
@@ -308,6 +325,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     writer = config.stash.get(writer_key, None)
     if writer is None:
         return
+    from pytest_jeval.terminal import results_table
+
     tr = terminalreporter
     runtime = config.stash[runtime_key]
     if writer.summaries:

@@ -34,7 +34,7 @@ class ItemCase:
     """The stored record when ``--jeval-resume`` skips this item."""
 
 
-case_key = pytest.StashKey[ItemCase]()
+from pytest_jeval._keys import case_key  # noqa: E402  (re-exported for benchmark modules)
 
 
 def case_for(item: pytest.Item) -> Optional[tuple[str, str, Sample]]:
@@ -86,11 +86,21 @@ class Runtime:
         return self.scheduler.submit(endpoint, request)
 
     def prefetch(self, items: Iterable[pytest.Item]) -> None:
-        """Send the benchmark prompt of each upcoming item that has not been sent yet."""
-        for item in items:
-            if item.nodeid in self._submitted or "response" not in getattr(item, "fixturenames", ()):
-                continue
+        """Send the benchmark prompt of each upcoming item that has not been sent yet.
+
+        ``items`` is a window sliding forward over this process's run order (pytest's
+        item list, or xdist's queue, which only grows at its end), so the items seen
+        before form a prefix of it: only the new tail is looked at, which keeps this
+        O(new items) per test instead of O(window).
+        """
+        window = items if isinstance(items, (list, tuple)) else list(items)
+        start = len(window)
+        while start > 0 and window[start - 1].nodeid not in self._submitted:
+            start -= 1
+        for item in window[start:]:
             self._submitted.add(item.nodeid)
+            if "response" not in getattr(item, "fixturenames", ()):
+                continue
             case = case_for(item)
             if case is None:
                 continue

@@ -10,9 +10,18 @@ from typing import Any, Iterator
 
 # Imported once here: pytester's in-process runs drop the modules they import, and re-importing
 # datasets (pyarrow extension types) or scipy (C extensions) in the same process fails.
+# The plugin imports its heavy modules lazily; import them here for the same reason.
 import datasets  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
+
+import pytest_jeval.benchmark  # noqa: F401
+import pytest_jeval.catalog  # noqa: F401
+import pytest_jeval.collect  # noqa: F401
+import pytest_jeval.plan  # noqa: F401
+import pytest_jeval.records  # noqa: F401
+import pytest_jeval.runtime  # noqa: F401
+import pytest_jeval.writer  # noqa: F401
 
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, Fault, last_user_message

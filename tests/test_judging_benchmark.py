@@ -111,7 +111,8 @@ def test_score_fields_of_a_record() -> None:
 def test_suite_errors_name_the_key(pytester: pytest.Pytester, bench: str, needle: str) -> None:
     (pytester.path / "g.jsonl").write_text(json.dumps(ROWS[0]) + "\n")
     (pytester.path / "suite.toml").write_text(
-        f'[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n\n[[benchmarks]]\nname = "g"\ndata_files = "g.jsonl"\n{bench}\n')
+        '[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n\n'
+        f'[[benchmarks]]\nname = "g"\ndata_files = "g.jsonl"\n{bench}\n')
     result = pytester.runpytest("--jeval-config", "suite.toml")
     assert result.ret != 0
     assert needle in result.stderr.str() + result.stdout.str()

@@ -6,13 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_judging_support import KEY, JudgeScript, run_suite, suite_text
 
 from pytest_jeval.config import load_suite
 from pytest_jeval.dataset import load_samples
 from pytest_jeval.judging import make_judge_benchmark
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
-from test_judging_support import KEY, JudgeScript, run_suite, suite_text
 
 if sys.version_info >= (3, 11):
     import tomllib

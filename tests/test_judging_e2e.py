@@ -11,13 +11,27 @@ from typing import Any, Iterator
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
+from test_judging_support import (
+    KEY,
+    Fault,
+    JudgeScript,
+    SuiteRun,
+    chat_bodies,
+    fixed,
+    run_suite,
+    suite_text,
+    verdict_answer,
+    write_gold,
+)
 
 from pytest_jeval import metrics
 from pytest_jeval.judging.summary import AUTO_ACCEPT, ECE_BINS, REVIEW_HIGH, REVIEW_LOW
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
-from test_judging_support import KEY, Fault, JudgeScript, SuiteRun, chat_bodies, fixed, run_suite, suite_text, verdict_answer, write_gold
 
-YES_NO = lambda p_yes: [("Yes", p_yes), ("No", 1 - p_yes)]  # noqa: E731
+
+def YES_NO(p_yes: float) -> list[tuple[str, float]]:  # noqa: N802
+    """Top alternatives of a Yes/No verdict token."""
+    return [("Yes", p_yes), ("No", 1 - p_yes)]
 
 
 def _boolean_rows() -> list[dict[str, Any]]:
@@ -36,7 +50,8 @@ def _script_boolean(s: JudgeScript) -> None:
     s.add("Question number 06", fixed(verdict_answer("", "Yes", YES_NO(0.92))))
     s.add("Question number 07", fixed(verdict_answer("Verdict: ", "No", None)))  # endpoint gives no logprobs
     # variants " Yes." and "yes" fold into Yes: mass 0.6 + 0.2 = 0.8 vs No 0.1 -> P(Yes) = 0.8 / 0.9
-    s.add("Question number 08", fixed(verdict_answer("No doubt:", " Yes.", [(" Yes.", 0.6), ("yes", 0.2), (" No", 0.1), (" maybe", 0.1)])))
+    variants = [(" Yes.", 0.6), ("yes", 0.2), (" No", 0.1), (" maybe", 0.1)]
+    s.add("Question number 08", fixed(verdict_answer("No doubt:", " Yes.", variants)))
     s.add("Question number 09", fixed("I cannot judge this."))  # outside the labels: unscored
     s.add("Question number 10", fixed(verdict_answer("", "Yes", [("Yes", 0.2), ("No", 0.1), ("Hmm", 0.7)])))  # low mass
     s.add("Question number 11", fixed(Fault("500")))  # endpoint error

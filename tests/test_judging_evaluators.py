@@ -14,7 +14,7 @@ from pytest_jeval.engines.base import Reply, TokenLogprob
 from pytest_jeval.judging import CaseSpec, GoldItem, JudgeSetupError, evaluator_classes, get_evaluator
 from pytest_jeval.judging.code_evaluators import json_equal, trajectory_similarity
 from pytest_jeval.judging.registry import EvaluatorError, Judgment
-from pytest_jeval.judging.sql import build_database, has_top_level_order_by, run_query, QueryTimeout
+from pytest_jeval.judging.sql import QueryTimeout, build_database, has_top_level_order_by, run_query
 from pytest_jeval.judging.tool_calls import check_call, parse_calls
 
 DATA = Path(__file__).resolve().parents[1] / "pytest_jeval" / "judging" / "data"
@@ -188,6 +188,8 @@ def test_tool_call_bfcl_details() -> None:
     assert check_call(("f", {"x": 2, "opts": {"limit": 51}}), answer, spec) is not None
     assert check_call(("f", {"x": 2, "opts": {"limit": 50, "extra": 1}}), answer, spec) is not None
     assert check_call(("f", {"x": True}), answer, spec) is not None  # a bool is not a number
+    # a parameter the spec requires must be present even when the answer lists "" (BFCL checks required first)
+    assert "missing required" in (check_call(("f", {}), {"f": {"x": [2.0, ""]}}, spec) or "")
     assert check_call(("f", {"x": "2.0"}), {"f": {"x": [2.0]}}, None, language="java") is None  # source string read as JSON
     assert check_call(("f_g", {}), {"f.g": {}}, None) is None  # "." may be written "_"
     assert parse_calls("[a.b(x=1), c(y=[1, 2])]") == [("a.b", {"x": 1}), ("c", {"y": [1, 2]})]
@@ -265,7 +267,10 @@ def test_faithfulness_level_distribution_from_claim_probabilities() -> None:
         tokens.append(TokenLogprob(line, 0.0))
         tokens.append(TokenLogprob(word, math.log(p_yes if word == "Yes" else 1 - p_yes),
                                    (("Yes", math.log(p_yes)), ("No", math.log(1 - p_yes)))))
-    chat = lambda prompt: Reply(text=text, model="m", logprobs=tuple(tokens))  # noqa: E731
+
+    def chat(prompt: Any) -> Reply:
+        return Reply(text=text, model="m", logprobs=tuple(tokens))
+
     j = judge("faithfulness", chat=chat, output="o", context="c")
     # 0-1 scale: level 1 when the share of supported claims is >= 0.5, i.e. at least one of two
     assert j.predicted == 1 and j.probability_source == "logprobs"
@@ -294,7 +299,10 @@ def test_pairwise_runs_both_orders_and_debiases() -> None:
     assert j.predicted == "tie" and j.distribution == pytest.approx({"1": 0.5, "2": 0.5, "tie": 0.0})
     # consistent judge: prefers output 1 in both orders
     answers = iter(["A", "B"])
-    consistent = lambda prompt: Reply(text=f"Better: {next(answers)}", model="m")  # noqa: E731
+
+    def consistent(prompt: Any) -> Reply:
+        return Reply(text=f"Better: {next(answers)}", model="m")
+
     j = judge("pairwise", chat=consistent, input="q", output=json.dumps(["one", "two"]))
     assert j.predicted == "1" and j.extra_fields["position_consistent"] is True and j.distribution is None
     with pytest.raises(EvaluatorError):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from test_judging_support import KEY, JudgeScript, SuiteRun, run_suite, suite_text, verdict_answer
 
 from pytest_jeval.judging import GoldItem, get_evaluator
 from pytest_jeval.judging.gold import (
@@ -25,7 +26,6 @@ from pytest_jeval.judging.gold import (
     write_jsonl,
 )
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
-from test_judging_support import KEY, JudgeScript, SuiteRun, run_suite, suite_text, verdict_answer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 BFCL = SHARED / "bfcl" / "data"
@@ -266,7 +266,8 @@ def test_bfcl_ground_truth_calls_score_correct_and_perturbed_ones_do_not(categor
         item = dict(input=r["input"], expected=json.dumps(r["expected"]), context=json.dumps(r["context"]),
                     extra={"language": language})
         for choice in (0, 1):
-            good = ev.run(GoldItem(output=json.dumps(bfcl_reference_call(r["expected"], choice, r["context"])), **item), spec, None)  # type: ignore[arg-type]
+            call = json.dumps(bfcl_reference_call(r["expected"], choice, r["context"]))
+            good = ev.run(GoldItem(output=call, **item), spec, None)  # type: ignore[arg-type]
             assert good.predicted is True, (r["id"], good.details)
         if language == "python":
             bad = ev.run(GoldItem(output=json.dumps(perturb(r, k)), **item), spec, None)  # type: ignore[arg-type]

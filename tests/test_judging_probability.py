@@ -79,7 +79,8 @@ def test_probability_of_being_correct_and_expected_level() -> None:
 
 # -- verdicts and probabilities -----------------------------------------------------------------
 def test_last_verdict_token_decides() -> None:
-    r = reply(tok("Yes", 0.9, ("Yes", 0.9), ("No", 0.1)), tok(", at first. But on reflection:"), tok(" No", 0.7, (" No", 0.7), (" Yes", 0.3)))
+    r = reply(tok("Yes", 0.9, ("Yes", 0.9), ("No", 0.1)), tok(", at first. But on reflection:"),
+              tok(" No", 0.7, (" No", 0.7), (" Yes", 0.3)))
     v = read_verdict(r, YES_NO)
     assert v.value is False and v.source == "logprobs"
     assert v.distribution == pytest.approx({True: 0.3, False: 0.7})
@@ -131,7 +132,8 @@ def test_verdict_split_across_tokens_has_no_probability() -> None:
 
 def test_tokens_that_do_not_join_fall_back_to_last_label_token() -> None:
     r = Reply(text="Verdict: No", model="m",
-              logprobs=(TokenLogprob("Ver", 0.0), TokenLogprob("\u0120No", math.log(0.8), (("\u0120No", math.log(0.8)), ("\u0120Yes", math.log(0.2))))))
+              logprobs=(TokenLogprob("Ver", 0.0),
+                        TokenLogprob("\u0120No", math.log(0.8), (("\u0120No", math.log(0.8)), ("\u0120Yes", math.log(0.2))))))
     v = read_verdict(r, YES_NO)
     assert v.value is False and v.source == "logprobs" and v.distribution[False] == pytest.approx(0.8)
 

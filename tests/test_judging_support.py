@@ -11,10 +11,12 @@ import json
 import math
 import os
 import re
+import sys
 import textwrap
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import pytest
 
@@ -76,59 +78,6 @@ class JudgeScript:
 def fixed(answer: Any) -> Rule:
     """A rule that always gives ``answer``."""
     return lambda body, prompt, attempt: answer
-
-
-@dataclass
-class JudgeProject:
-    """A pytester project with a judge server and a way to write gold sets and suites."""
-
-    pytester: pytest.Pytester
-    server: FakeOpenAIServer
-    script: JudgeScript
-
-    def gold(self, name: str, rows: Sequence[dict[str, Any]]) -> Path:
-        path = self.pytester.path / name
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        return path
-
-    def suite(self, *benchmarks: str, name: str = "suite.toml", extra_run: str = "") -> Path:
-        text = textwrap.dedent(f"""
-            [run]
-            output_dir = "out"
-            max_retries = 1
-            request_timeout = 5
-            {extra_run}
-
-            [[models]]
-            name = "judge-model"
-            base_url = "{self.server.base_url}"
-            api_key_env = "JEVAL_JUDGE_KEY"
-        """)
-        for bench in benchmarks:
-            text += "\n[[benchmarks]]\n" + textwrap.dedent(bench).strip() + "\n"
-        path = self.pytester.path / name
-        path.write_text(text, encoding="utf-8")
-        return path
-
-    def run(self, suite: Path, *args: str) -> pytest.RunResult:
-        return self.pytester.runpytest("--jeval-config", str(suite), "-p", "no:cacheprovider", *args)
-
-    def records(self, benchmark: str) -> list[dict[str, Any]]:
-        path = self.pytester.path / "out" / f"{benchmark}_judge-model.jsonl"
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-    def summary(self, benchmark: str) -> dict[str, Any]:
-        path = self.pytester.path / "out" / f"{benchmark}_judge-model.jsonl.summary.json"
-        return json.loads(path.read_text(encoding="utf-8"))
-
-
-@pytest.fixture
-def judge_project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[JudgeProject]:
-    """A pytester project whose model endpoint answers from a :class:`JudgeScript`."""
-    script = JudgeScript()
-    monkeypatch.setenv("JEVAL_JUDGE_KEY", KEY)
-    with FakeOpenAIServer(script, api_key=KEY, models=("judge-model",)) as server:
-        yield JudgeProject(pytester, server, script)
 
 
 def chat_bodies(server: FakeOpenAIServer) -> list[dict[str, Any]]:
@@ -198,6 +147,23 @@ class SuiteRun:
         return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _drop_stale_submodule_attributes() -> None:
+    """Forget package attributes that point at modules pytester has since removed from ``sys.modules``.
+
+    pytester's in-process runs restore ``sys.modules`` afterwards but leave e.g.
+    ``pytest_jeval.collect`` set on the package, so a later ``from pytest_jeval import
+    collect`` would get the old module while ``from pytest_jeval.collect import ...``
+    imports a new one.
+    """
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("pytest_jeval") or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, types.ModuleType) and value.__name__ == f"{name}.{attr}" \
+                    and sys.modules.get(value.__name__) is not value:
+                delattr(module, attr)
+
+
 def run_suite(folder: Path, text: str, *args: str) -> SuiteRun:
     """Write ``suite.toml`` into ``folder`` and run it with ``pytest.main`` in this process.
 
@@ -206,11 +172,13 @@ def run_suite(folder: Path, text: str, *args: str) -> SuiteRun:
     """
     (folder / "suite.toml").write_text(text, encoding="utf-8")
     collector = _Outcomes()
+    _drop_stale_submodule_attributes()
     old_cwd, old_key = os.getcwd(), os.environ.get("JEVAL_JUDGE_KEY")
     os.environ["JEVAL_JUDGE_KEY"] = KEY
     os.chdir(folder)
     try:
-        ret = pytest.main(["--jeval-config", "suite.toml", "-p", "no:cacheprovider", "-q", "--rootdir", str(folder), *args], plugins=[collector])
+        args_ = ["--jeval-config", "suite.toml", "-p", "no:cacheprovider", "-q", "--rootdir", str(folder), *args]
+        ret = pytest.main(args_, plugins=[collector])
     finally:
         os.chdir(old_cwd)
         if old_key is None:
@@ -229,7 +197,14 @@ def write_gold(folder: Path, name: str, rows: Sequence[dict[str, Any]]) -> Path:
 
 __all__ = [
     "KEY",
+    "Answer",
+    "Fault",
+    "JudgeScript",
     "SuiteRun",
+    "chat_bodies",
+    "fixed",
     "run_suite",
     "suite_text",
-    "write_gold","Answer", "Fault", "JudgeProject", "JudgeScript", "chat_bodies", "fixed", "judge_project", "verdict_answer"]
+    "verdict_answer",
+    "write_gold",
+]

@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 
 import pytest
 
+from pytest_jeval._keys import case_key
 from pytest_jeval.client import ModelClient
 from pytest_jeval.config import BenchmarkEntry
 from pytest_jeval.engines.base import EndpointError, PromptLike, Reply
@@ -28,9 +29,9 @@ from pytest_jeval.judging.benchmark import gold_item, judge_setup
 from pytest_jeval.judging.cases import CaseSpec, expected_level, probability_correct
 from pytest_jeval.judging.probability import LOW_MASS_THRESHOLD, TOP_LOGPROBS
 from pytest_jeval.judging.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment
-from pytest_jeval.runtime import case_key
 from pytest_jeval.sample import Sample
 from pytest_jeval.score import Score
+
 
 def make_chat(model: ModelClient, nonce: int, first_prompt: Optional[PromptLike], first_reply: Optional[Reply]) -> Chat:
     """The ``chat`` callable of one run: logprobs requested; the prefetched reply is reused when it has logprobs."""

@@ -44,7 +44,7 @@ def judge_setup(entry: BenchmarkEntry) -> tuple[Evaluator, CaseSpec]:
     spec = evaluator.spec(entry.kind, entry.scale)
     database = getattr(entry, "database", None)  # a suite-level SQLite database, where the suite schema has one
     if database and hasattr(evaluator, "default_database"):
-        evaluator.default_database = str(database)  # type: ignore[attr-defined]
+        setattr(evaluator, "default_database", str(database))
     return evaluator, spec
 
 

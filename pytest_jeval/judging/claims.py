@@ -141,6 +141,7 @@ class ChunkRelevance(Evaluator):
             m = _CHUNK_NO.search(before)
             numbered.setdefault(int(m.group(1)) if m else position, verdict)
         if sorted(numbered) != list(range(1, len(chunks) + 1)):
-            return self.unscored(f"expected a Yes/No verdict for each of {len(chunks)} chunks, got {len(lines)}", raw=[reply.text])
+            reason = f"expected a Yes/No verdict for each of {len(chunks)} chunks, got {len(lines)}"
+            return self.unscored(reason, raw=[reply.text])
         verdicts = [numbered[i] for i in range(1, len(chunks) + 1)]
         return level_judgment(spec, verdicts, reply.text, {"relevant": [v.value for v in verdicts]})

@@ -73,7 +73,8 @@ class Numeric(CodeEvaluator):
     """The final number in the output equals the expected number."""
 
     name = "numeric"
-    description = "The final number stated in the output equals the expected number (whole numbers exactly, others to 1e-6 relative)."
+    description = ("The final number stated in the output equals the expected number "
+                   "(whole numbers exactly, others to 1e-6 relative).")
     required_columns = ("output", "expected")
 
     def judge(self, item: GoldItem, spec: CaseSpec) -> Judgment:

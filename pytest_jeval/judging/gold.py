@@ -69,7 +69,7 @@ def halueval_rows(general_data: Path, limit: Optional[int] = None) -> list[dict[
 
     Ids are ``halueval-<line index>`` because the upstream ``ID`` is not unique.
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     with Path(general_data).open(encoding="utf-8") as f:
         for i, line in enumerate(f):
             if limit is not None and len(rows) >= limit:

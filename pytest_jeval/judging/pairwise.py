@@ -80,7 +80,7 @@ class Pairwise(Evaluator):
     def prompt(self, item: GoldItem, swapped: bool) -> str:
         """The comparison prompt, with the outputs in the given order."""
         first, second = pair_of(item)
-        a, b = (first, second)
+        a, b = (second, first) if swapped else (first, second)
         return (
             "You are a fair judge. Compare two responses to the same instruction and decide which one follows the "
             "instruction better: honestly, precisely and helpfully. Do not let the order of the responses, their "

@@ -120,7 +120,8 @@ def judge_metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
             out["signed_mean_error"] = signed_mean_error(pred, gold)
             graded = [r for r in judged if r.get("expected_level") is not None]
             if graded:
-                out["mae_expected_level"] = mean_absolute_error([r["expected_level"] for r in graded], [r["gold"] for r in graded])
+                out["mae_expected_level"] = mean_absolute_error(
+                    [r["expected_level"] for r in graded], [r["gold"] for r in graded])
     calibrated = [r for r in judged if r.get("probability") is not None]
     probs = [float(r["probability"]) for r in calibrated]
     hits = [1 if r.get("is_correct") is True else 0 for r in calibrated]

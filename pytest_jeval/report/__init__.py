@@ -1,34 +1,32 @@
-"""Self-contained HTML reports of result files (``jeval report``, ``pytest --jeval-report``)."""
+"""Self-contained HTML reports of result files (``jeval report``, ``pytest --jeval-report``).
+
+The names below load on first use: the package's pytest plugin must stay cheap to import.
+"""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any, Optional, Sequence
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from pytest_jeval.report._data import ResultFile, ResultFileError, expand_inputs, load_result
-from pytest_jeval.report._html import Page
+if TYPE_CHECKING:
+    from pytest_jeval.report._data import ResultFile, ResultFileError, load_result
+    from pytest_jeval.report._write import build_report, write_report
 
 __all__ = ["ResultFile", "ResultFileError", "build_report", "load_result", "write_report"]
 
+_EXPORTS = {
+    "ResultFile": "pytest_jeval.report._data",
+    "ResultFileError": "pytest_jeval.report._data",
+    "load_result": "pytest_jeval.report._data",
+    "build_report": "pytest_jeval.report._write",
+    "write_report": "pytest_jeval.report._write",
+}
 
-def build_report(files: Sequence[ResultFile], *, title: Optional[str] = None,
-                 aggregate: Optional[dict[str, Any]] = None, worst: int = 200) -> str:
-    """The HTML of the report on ``files``."""
-    return Page(files, title=title, aggregate=aggregate, worst=worst).render()
 
-
-def write_report(inputs: Sequence[Path | str], output: Path | str, *, title: Optional[str] = None,
-                 worst: int = 200) -> Path:
-    """Write the report on ``inputs`` (JSONL files, results directories or ``summary.json``
-    files) to ``output``, atomically; returns its path."""
-    paths, aggregate = expand_inputs(list(inputs))
-    if not paths:
-        raise ResultFileError("no result files to report on")
-    files = [load_result(p) for p in paths]
-    out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(build_report(files, title=title, aggregate=aggregate, worst=worst), encoding="utf-8")
-    os.replace(tmp, out)
-    return out
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_jeval.report' has no attribute {name!r}")
+    # Not cached in globals(): the defining module may be re-imported (pytester drops modules
+    # between in-process runs), and a stale class would break isinstance checks.
+    return getattr(importlib.import_module(module), name)

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import pytest
 
-from pytest_jeval.collect import plan_key
+from pytest_jeval._keys import plan_key
 
 report_path_key = pytest.StashKey[Path]()
 written_key = pytest.StashKey[Optional[Path]]()

@@ -1,0 +1,32 @@
+"""Building and writing the report file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from pytest_jeval.report._data import ResultFile, ResultFileError, expand_inputs, load_result
+from pytest_jeval.report._html import Page
+
+
+def build_report(files: Sequence[ResultFile], *, title: Optional[str] = None,
+                 aggregate: Optional[dict[str, Any]] = None, worst: int = 200) -> str:
+    """The HTML of the report on ``files``."""
+    return Page(files, title=title, aggregate=aggregate, worst=worst).render()
+
+
+def write_report(inputs: Sequence[Path | str], output: Path | str, *, title: Optional[str] = None,
+                 worst: int = 200) -> Path:
+    """Write the report on ``inputs`` (JSONL files, results directories or ``summary.json``
+    files) to ``output``, atomically; returns its path."""
+    paths, aggregate = expand_inputs(list(inputs))
+    if not paths:
+        raise ResultFileError("no result files to report on")
+    files = [load_result(p) for p in paths]
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(build_report(files, title=title, aggregate=aggregate, worst=worst), encoding="utf-8")
+    os.replace(tmp, out)
+    return out
