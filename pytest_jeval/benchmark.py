@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.sample import Sample
@@ -94,6 +94,8 @@ class Benchmark:
     """True when scoring always needs the ``[judge]`` model."""
     sample_count: Optional[int] = None
     """Size of the default split, if known (catalog only)."""
+    request_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Extra chat parameters for the prefetched request (e.g. ``logprobs=True, top_logprobs=10``)."""
     summarize_extra: Optional[Callable[[list[dict[str, Any]]], dict[str, Any]]] = None
     """Benchmark-specific summary fields computed from the JSONL records (e.g. SimpleQA's
     attempted rate); merged into the summary."""

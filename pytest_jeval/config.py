@@ -169,6 +169,8 @@ class BenchmarkEntry(_Strict):
     """Judge benchmark: the score scale as ``[low, high]`` (e.g. ``[0, 4]``), where the evaluator does not fix it."""
     repeats: int = Field(1, ge=1)
     """Judge benchmark: run each item this many times and report consistency."""
+    database: Optional[str] = None
+    """Judge benchmark with ``evaluator = "sql"``: the SQLite database (relative to the suite file)."""
     agent: Optional[str] = None
     """Reserved for agent backends (not supported yet)."""
     tools: list[str] = Field(default_factory=list)

@@ -107,11 +107,12 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
     case = _case(request)
     if case.resumed is not None:
         return Reply(text=case.resumed.get("model_answer") or "", model=model.name, cached=True)
-    prompt = runtime.plan.benchmarks[case.benchmark].benchmark.prompt(sample)
+    definition = runtime.plan.benchmarks[case.benchmark].benchmark
+    prompt = definition.prompt(sample)
     if prompt is None:
         return None
     try:
-        return model.chat(prompt)
+        return model.chat(prompt, **definition.request_options)
     except EndpointError as exc:
         case.error = str(exc)
         raise

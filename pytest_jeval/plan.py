@@ -172,8 +172,9 @@ class EvalPlan:
 
     def sample_request(self, bench: str, model: str, sample: Sample) -> Optional[ChatRequest]:
         """The request the plugin sends (and prefetches) for one sample; None when it needs no call."""
-        prompt = self.benchmarks[bench].benchmark.prompt(sample)
-        return None if prompt is None else self.request(bench, model, prompt)
+        definition = self.benchmarks[bench].benchmark
+        prompt = definition.prompt(sample)
+        return None if prompt is None else self.request(bench, model, prompt, **definition.request_options)
 
 
 def _relative(suite_path: Path, value: str) -> Path:
@@ -243,6 +244,11 @@ def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedB
             raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files{suffix}: file not found: {p}")
         files.append(p)
     try:
+        if entry.database is not None:
+            db = _relative(path, entry.database)
+            if not db.is_file():
+                raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].database: file not found: {db}")
+            entry.database = str(db)
         bench = make_judge_benchmark(entry)
     except JudgeSetupError as exc:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{exc.key}: {exc}") from None
@@ -255,6 +261,8 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
     for key in ("kind", "scale"):
         if getattr(entry, key) is not None:
             raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{key}: only valid with evaluator = ...")
+    if entry.database is not None:
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].database: only valid with evaluator = ...")
     if entry.repeats != 1:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].repeats: only valid with evaluator = ...")
     if entry.module:

@@ -62,19 +62,14 @@ def _option(config: pytest.Config, name: str) -> Optional[str]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> Optional[int]:
-    """``--jeval-list`` prints the catalog and exits."""
+    """``--jeval-list`` prints the benchmark and evaluator catalogs (like ``jeval list``) and exits."""
     if not config.getoption("jeval_list"):
         return None
-    from pytest_jeval.catalog import catalog_rows
+    import argparse
 
-    rows = catalog_rows()
-    headers = ("name", "category", "dataset", "samples", "scorer")
-    cells = [[str(r[h]) if r[h] is not None else "?" for h in headers] for r in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
-    for c in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(c, widths)).rstrip())
-    return 0
+    from pytest_jeval.cli._list import run
+
+    return run(argparse.Namespace(json=False))
 
 
 def pytest_configure(config: pytest.Config) -> None:

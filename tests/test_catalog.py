@@ -61,17 +61,23 @@ def test_every_builtin_is_described() -> None:
         assert b.sample_count is None or b.sample_count > 0, b.name
 
 
-def test_jeval_list_prints_every_benchmark(pytester: pytest.Pytester) -> None:
+def test_jeval_list_prints_every_benchmark_and_evaluator(pytester: pytest.Pytester) -> None:
+    from pytest_jeval.judging import evaluator_names
+
     result = pytester.runpytest("--jeval-list")
     assert result.ret == 0
-    lines = [line.split() for line in result.outlines if line.strip()]
+    text = result.stdout.str()
+    bench_part, eval_part = text.split("evaluators:")
+    lines = [line.split() for line in bench_part.splitlines()[1:] if line.strip()]
     assert lines[0][:5] == ["name", "category", "dataset", "samples", "scorer"]
-    listed = {cells[0]: cells for cells in lines[1:]}
+    listed = {cells[0]: cells for cells in lines[2:]}
     assert set(listed) == set(builtin_names())
     for info in catalog_rows():
         cells = listed[info["name"]]
         assert cells[1] == info["category"] and cells[2] == info["dataset"]
-        assert cells[3] == (str(info["samples"]) if info["samples"] is not None else "?")
+        assert cells[3] == (str(info["samples"]) if info["samples"] is not None else "-")
+    evaluators = {line.split()[0] for line in eval_part.splitlines()[3:] if line.strip()}
+    assert evaluators == set(evaluator_names())
 
 
 if __name__ == "__main__":

@@ -104,6 +104,18 @@ class LocalModel:
             emit(None)
 
 
+def _jsonable(value: Any) -> Any:
+    """``json.dumps`` fallback: llama-cpp returns numpy floats in logprobs."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=_jsonable)
+
+
 def make_app(model: LocalModel) -> Any:
     """The aiohttp application serving ``/v1/models`` and ``/v1/chat/completions``."""
     from aiohttp import web
@@ -128,7 +140,7 @@ def make_app(model: LocalModel) -> Any:
                 return web.json_response(
                     {"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error"}}, status=500
                 )
-            return web.json_response(result)
+            return web.json_response(result, dumps=_dumps)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         queue: asyncio.Queue[Optional[dict[str, Any]]] = asyncio.Queue()
         producer = loop.run_in_executor(executor, model.stream, body, lambda c: loop.call_soon_threadsafe(queue.put_nowait, c))
@@ -137,7 +149,7 @@ def make_app(model: LocalModel) -> Any:
         while (chunk := await queue.get()) is not None:
             if chunk.get("usage") is not None and not include_usage:
                 continue
-            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            await resp.write(f"data: {_dumps(chunk)}\n\n".encode())
         await producer
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()

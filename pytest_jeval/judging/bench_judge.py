@@ -4,10 +4,9 @@ The ``judgments`` fixture runs the evaluator ``repeats`` times during setup (so 
 endpoint failure is a pytest *error*, as for ordinary benchmarks): run 0 uses the
 prefetched ``response`` to the evaluator's first prompt, runs k = 1..N-1 call
 ``model.chat(..., nonce=k)`` so the response cache does not make repeats
-trivially identical. Every call asks for ``logprobs``/``top_logprobs``. When the
-prefetched reply carries no logprobs (the plugin prefetches without asking for
-them), run 0 asks the first prompt once more with logprobs, so an LLM item costs
-one extra call until the plugin's prefetch can request logprobs itself.
+trivially identical. Every call asks for ``logprobs``/``top_logprobs``, the
+prefetched one too (through the benchmark's ``request_options``), so run 0 costs
+no extra call; an endpoint that returns no logprobs gives a null probability.
 
 ``test_judgment`` records a :class:`~pytest_jeval.Score` whose ``fields`` become
 the record's ``gold``, ``predicted``, ``probability`` ... and passes when the
@@ -34,10 +33,10 @@ from pytest_jeval.score import Score
 
 
 def make_chat(model: ModelClient, nonce: int, first_prompt: Optional[PromptLike], first_reply: Optional[Reply]) -> Chat:
-    """The ``chat`` callable of one run: logprobs requested; the prefetched reply is reused when it has logprobs."""
+    """The ``chat`` callable of one run: logprobs requested; run 0 reuses the prefetched reply to its first prompt."""
 
     def chat(prompt: PromptLike) -> Reply:
-        if nonce == 0 and first_reply is not None and prompt == first_prompt and first_reply.logprobs is not None:
+        if nonce == 0 and first_reply is not None and prompt == first_prompt:
             return first_reply
         return model.chat(prompt, logprobs=True, top_logprobs=TOP_LOGPROBS, nonce=nonce)
 

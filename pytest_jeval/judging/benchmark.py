@@ -42,7 +42,7 @@ def judge_setup(entry: BenchmarkEntry) -> tuple[Evaluator, CaseSpec]:
         raise JudgeSetupError("evaluator", "a judge benchmark needs evaluator = \"...\"")
     evaluator = get_evaluator(entry.evaluator)
     spec = evaluator.spec(entry.kind, entry.scale)
-    database = getattr(entry, "database", None)  # a suite-level SQLite database, where the suite schema has one
+    database = entry.database  # resolved against the suite file by the plan
     if database and hasattr(evaluator, "default_database"):
         setattr(evaluator, "default_database", str(database))
     return evaluator, spec
@@ -118,10 +118,6 @@ def make_judge_benchmark(entry: BenchmarkEntry) -> Benchmark:
     def prompt(sample: Sample) -> Optional[PromptLike]:
         return evaluator.first_prompt(gold_item(sample), spec)
 
-    kwargs: dict[str, Any] = {}
-    if "request_options" in {f.name for f in dataclasses.fields(Benchmark)}:
-        # Where the core supports it, the prefetched first prompt already asks for logprobs.
-        kwargs["request_options"] = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if evaluator.uses_model else {}
     return Benchmark(
         name=entry.name,
         to_sample=_to_sample_fn(evaluator, spec),
@@ -131,5 +127,6 @@ def make_judge_benchmark(entry: BenchmarkEntry) -> Benchmark:
         description=f"judge benchmark: {evaluator.name} ({spec.describe()}) - {evaluator.description}",
         scorer=evaluator.name,
         needs_judge=False,
-        **kwargs,
+        # the prefetched first prompt already asks for the verdict's logprobs
+        request_options={"logprobs": True, "top_logprobs": TOP_LOGPROBS} if evaluator.uses_model else {},
     )
