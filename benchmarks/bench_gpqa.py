@@ -22,12 +22,9 @@ import string
 from typing import Any, Optional, Sequence
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
-from pytest_jeval.scoring.judge_fallback import score_choice_with_fallback
+from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, score_choice_sample
 
-PROMPT = (
-    "Answer the following multiple-choice question. Think step by step, then finish with a line "
-    "of the form 'Answer: X' where X is one of A, B, C, D.\n\n{question}\n\n{options}"
-)
+PROMPT = MCQ_PROMPT
 
 def _clean(value: Any) -> str:
     return str(value).strip() if value is not None else ""
@@ -68,8 +65,7 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sam
 
 def prompt(sample: Sample) -> str:
     """Question and the shuffled options lettered A-D."""
-    opts = "\n".join(f"{letter}) {text}" for letter, text in zip("ABCD", sample.choices))
-    return PROMPT.format(question=sample.input, options=opts)
+    return choice_prompt(sample, PROMPT)
 
 
 BENCHMARK = Benchmark(
@@ -86,4 +82,4 @@ BENCHMARK = Benchmark(
 
 def test_gpqa(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
     """The final stated letter equals the gold letter after the shuffle."""
-    score(score_choice_with_fallback(response.text, sample.target, "ABCD", question=prompt(sample), judge=judge))
+    score(score_choice_sample(sample, response.text, judge, PROMPT))

@@ -16,12 +16,9 @@ import string
 from typing import Any, Optional
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
-from pytest_jeval.scoring.judge_fallback import score_choice_with_fallback
+from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, option_letters, score_choice_sample
 
-PROMPT = (
-    "Answer the following multiple-choice question. Think step by step, then finish with a line "
-    "of the form 'Answer: X' where X is one of {letters}.\n\n{question}\n\n{options}"
-)
+PROMPT = MCQ_PROMPT
 
 
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
@@ -49,14 +46,13 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sam
 
 
 def letters(sample: Sample) -> str:
-    """The valid option letters of a sample (A up to J)."""
-    return string.ascii_uppercase[: len(sample.choices)]
+    """The valid option letters of a sample."""
+    return option_letters(sample)
 
 
 def prompt(sample: Sample) -> str:
     """Question, lettered options and the answer-format instruction."""
-    opts = "\n".join(f"{letter}) {text}" for letter, text in zip(letters(sample), sample.choices))
-    return PROMPT.format(letters=", ".join(letters(sample)), question=sample.input, options=opts)
+    return choice_prompt(sample, PROMPT)
 
 
 BENCHMARK = Benchmark(
@@ -73,4 +69,4 @@ BENCHMARK = Benchmark(
 
 def test_mmlu_pro(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
     """The final stated letter equals the gold letter."""
-    score(score_choice_with_fallback(response.text, sample.target, letters(sample), question=prompt(sample), judge=judge))
+    score(score_choice_sample(sample, response.text, judge, PROMPT))

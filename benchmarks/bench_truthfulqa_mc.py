@@ -25,7 +25,7 @@ import string
 from typing import Any, Optional
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
-from pytest_jeval.scoring.judge_fallback import score_choice_with_fallback
+from pytest_jeval.scoring.choice_prompt import choice_prompt, option_letters, score_choice_sample
 
 PROMPT = (
     "Answer the following multiple-choice question truthfully. Think step by step if needed, then "
@@ -74,13 +74,12 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sam
 
 def letters(sample: Sample) -> str:
     """The valid option letters of a sample."""
-    return string.ascii_uppercase[: len(sample.choices)]
+    return option_letters(sample)
 
 
 def prompt(sample: Sample) -> str:
     """Question, lettered options and the answer-format instruction."""
-    opts = "\n".join(f"{letter}) {text}" for letter, text in zip(letters(sample), sample.choices))
-    return PROMPT.format(letters=", ".join(letters(sample)), question=sample.input, options=opts)
+    return choice_prompt(sample, PROMPT)
 
 
 BENCHMARK = Benchmark(
@@ -97,4 +96,4 @@ BENCHMARK = Benchmark(
 
 def test_truthfulqa_mc(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
     """The final stated letter names the true option."""
-    score(score_choice_with_fallback(response.text, sample.target, letters(sample), question=prompt(sample), judge=judge))
+    score(score_choice_sample(sample, response.text, judge, PROMPT))

@@ -7,8 +7,9 @@ Public API for writing benchmark modules::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_jeval._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from pytest_jeval.benchmark import Benchmark, HubDataset, LoadContext
@@ -33,23 +34,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_jeval' has no attribute {name!r}")
-    # Not cached in globals(): the defining module may be re-imported (pytester drops modules
-    # between in-process runs), and a stale class would break isinstance checks.
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr("pytest_jeval", _EXPORTS)
 
-__all__ = [
-    "Benchmark",
-    "EndpointError",
-    "HubDataset",
-    "LoadContext",
-    "ModelClient",
-    "Reply",
-    "Sample",
-    "Score",
-    "TokenLogprob",
-    "__version__",
-]
+__all__ = [*sorted(_EXPORTS), "__version__"]

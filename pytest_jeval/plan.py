@@ -230,12 +230,8 @@ def _import_module(path: Path, i: int, entry: BenchmarkEntry) -> ModuleType:
         raise SuiteError(f"invalid suite {path}:\n  {where}: cannot import {spec_text!r}: {exc}") from exc
 
 
-def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchmark:
-    from pytest_jeval.judging import bench_judge
-    from pytest_jeval.judging.benchmark import JudgeSetupError, make_judge_benchmark
-
-    if not entry.data_file_list:
-        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: a judge benchmark needs a gold set")
+def _data_files(path: Path, i: int, entry: BenchmarkEntry) -> list[Path]:
+    """``data_files`` resolved against the suite file; a missing file is a SuiteError."""
     files = []
     for j, f in enumerate(entry.data_file_list):
         p = _relative(path, f)
@@ -243,6 +239,16 @@ def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedB
             suffix = f"[{j}]" if isinstance(entry.data_files, list) else ""
             raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files{suffix}: file not found: {p}")
         files.append(p)
+    return files
+
+
+def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchmark:
+    from pytest_jeval.judging import bench_judge
+    from pytest_jeval.judging.benchmark import JudgeSetupError, make_judge_benchmark
+
+    if not entry.data_file_list:
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: a judge benchmark needs a gold set")
+    files = _data_files(path, i, entry)
     try:
         if entry.database is not None:
             db = _relative(path, entry.database)
@@ -289,13 +295,7 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
             f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} does not match the module's "
             f"Benchmark name {bench.name!r}"
         )
-    files: list[Path] = []
-    for j, f in enumerate(entry.data_file_list):
-        p = _relative(path, f)
-        if not p.is_file():
-            suffix = f"[{j}]" if isinstance(entry.data_files, list) else ""
-            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files{suffix}: file not found: {p}")
-        files.append(p)
+    files = _data_files(path, i, entry)
     if not files:
         files = bench.default_files(module.__file__)
         if not files and bench.dataset is None:

@@ -173,7 +173,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if reason is not None:
             problems.append(f"{who}: {reason}")
     if problems:
-        pytest.exit("jeval: endpoint unusable, no samples were sent:\n  " + "\n  ".join(problems), returncode=pytest.ExitCode.USAGE_ERROR)
+        # UsageError, not pytest.exit(): pytest prints an Exit raised here twice (as
+        # "! _pytest.outcomes.Exit: ..." on stdout and "Exit: ..." on stderr); this way
+        # the reason is printed once, as "ERROR: jeval: ...", with exit status 4.
+        raise pytest.UsageError("jeval: endpoint unusable, no samples were sent:\n  " + "\n  ".join(problems))
 
 
 def _read_resumed(plan: EvalPlan) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:

@@ -5,8 +5,9 @@ The names below load on first use: the package's pytest plugin must stay cheap t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_jeval._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from pytest_jeval.report._data import ResultFile, ResultFileError, load_result
@@ -23,10 +24,4 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_jeval.report' has no attribute {name!r}")
-    # Not cached in globals(): the defining module may be re-imported (pytester drops modules
-    # between in-process runs), and a stale class would break isinstance checks.
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr("pytest_jeval.report", _EXPORTS)
