@@ -34,7 +34,7 @@ class ItemCase:
     """The stored record when ``--jeval-resume`` skips this item."""
 
 
-from pytest_jeval._keys import case_key  # noqa: E402  (re-exported for benchmark modules)
+from pytest_jeval._keys import case_key  # noqa: E402,F401  (re-exported for benchmark modules)
 
 
 def case_for(item: pytest.Item) -> Optional[tuple[str, str, Sample]]:

@@ -109,10 +109,13 @@ def requests_for(server: FakeOpenAIServer, row: dict[str, Any]) -> list[dict[str
 # One pytest run (a subprocess) over ten GSM8K rows, each with its own fault script;
 # the tests below check one row each. [run] max_retries = 1, request_timeout = 1.5.
 
+#: A hang outlasts request_timeout (1.5 s), then the server drops the connection. Were the
+#: timeout not applied, the drop would end the attempt and the record would say "hang".
+HANG = 4.0
 FIRST_ATTEMPTS: dict[int, list[Fault]] = {
     0: [Fault("429", retry_after=1.0)],  # Retry-After longer than the client's own first backoff
     1: [Fault("500")],
-    2: [Fault("hang", hang_seconds=30.0)],  # hangs past request_timeout
+    2: [Fault("hang", hang_seconds=HANG)],  # hangs past request_timeout
     3: [Fault("drop")],
     4: [Fault("503", retry_after=0.05)],
 }
@@ -120,7 +123,7 @@ EVERY_ATTEMPT: dict[int, Fault] = {
     5: Fault("500"),
     6: Fault("429", retry_after=0.05),
     7: Fault("drop"),
-    8: Fault("hang", hang_seconds=30.0),
+    8: Fault("hang", hang_seconds=HANG),
 }
 CLEAN_ROW = 9
 MAX_RETRIES = 1  # not the openai client's default (2): shows the setting is passed on
@@ -210,7 +213,10 @@ def test_every_attempt_fails_becomes_an_error_item(fault_run: FaultRun, row: int
     assert fault_run.outcome(f"gsm8k-{row}") == "ERROR"
     assert record["is_correct"] is None and record["score"] is None
     assert fnmatch.fnmatch(record["error"], EXHAUSTED[row]), record["error"]
-    assert len(fault_run.seen(row)) == MAX_RETRIES + 1
+    seen = fault_run.seen(row)
+    assert len(seen) == MAX_RETRIES + 1
+    fault = EVERY_ATTEMPT[row]
+    assert [r["outcome"] for r in seen] == ["cancelled" if fault.kind == "hang" else fault.kind] * (MAX_RETRIES + 1)
 
 
 # --------------------------------------------------------------------------- fault injection at scale

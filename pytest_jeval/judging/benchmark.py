@@ -19,7 +19,6 @@ JSON text, because Arrow merges the keys of objects across rows.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional
 
 from pytest_jeval.benchmark import Benchmark, LoadContext
