@@ -12,6 +12,7 @@ from typing import Any, Iterator
 # datasets (pyarrow extension types) or scipy (C extensions) in the same process fails.
 # The plugin imports its heavy modules lazily; import them here for the same reason.
 import datasets  # noqa: F401
+import openai  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 # Loaded once here: pytester's in-process runs drop the modules they import, so without
 # this every run would import openai and scipy.stats again (seconds on a busy machine).

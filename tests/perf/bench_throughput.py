@@ -105,6 +105,8 @@ data_files = "{data.name}"
 
 @dataclass
 class Measured:
+    start: float
+    end: float
     wall: float
     cpu: float
     maxrss_mb: float
@@ -126,11 +128,12 @@ def run_measured(cmd: list[str], cwd: Path, env: Optional[dict[str, str]] = None
             if time.perf_counter() > deadline:
                 proc.kill()
             time.sleep(0.002)
-        wall = time.perf_counter() - start
+        end = time.perf_counter()
+        wall = end - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     text = log.read_text(errors="replace")
     log.unlink()
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, text)
+    return Measured(start, end, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, text)
 
 
 class Server:
@@ -213,6 +216,10 @@ class Run:
     cpu: float
     maxrss_mb: float
     correct: Optional[int]
+    lead: float
+    """Process start to the server's first request (startup, collection, preflight)."""
+    tail: float
+    """The server's last completion to process exit (reporting, summaries, shutdown)."""
 
 
 @dataclass
@@ -249,8 +256,10 @@ def one_run(config: str, work: Path, data: Path, answers: Path, n: int, latency:
     if m.returncode != 0 or correct != n or stats["request_count"] != n:
         print(f"  !! {config}: rc={m.returncode} correct={correct} requests={stats['request_count']}\n"
               + m.output[-3000:], file=sys.stderr)
+    # perf_counter is CLOCK_MONOTONIC on Linux: the server's times compare with ours
+    first, last = stats["first_request_at"] or m.start, stats["last_completion_at"] or m.end
     return Run(config, m.wall, stats["in_call_seconds"], stats["request_count"], stats["max_in_flight"], m.cpu,
-               m.maxrss_mb, correct)
+               m.maxrss_mb, correct, first - m.start, m.end - last)
 
 
 def spread(values: list[float], fmt: str = "{:.2f}") -> str:
@@ -279,15 +288,15 @@ def throughput(args: argparse.Namespace, work: Path, env: dict[str, str]) -> Non
             run = one_run(c.name, work, data, answers, n, args.latency, args.slots, args.concurrency, env)
             c.runs.append(run)
             print(f"  run {r + 1} {c.name:6s} wall {run.wall:6.2f} s  in-call {run.in_call or 0:6.2f} s  "
-                  f"cpu {run.cpu:6.2f} s  peak in flight {run.max_in_flight:3d}  rss {run.maxrss_mb:5.0f} MB  "
+                  f"(start {run.lead:5.2f} s, end {run.tail:5.2f} s)  cpu {run.cpu:6.2f} s  peak in flight {run.max_in_flight:3d}  rss {run.maxrss_mb:5.0f} MB  "
                   f"correct {run.correct}/{n}", flush=True)
     bare = next(c for c in configs if c.name == "bare")
     bare_in_call = statistics.median(r.in_call or 0 for r in bare.runs)
     bare_wall = statistics.median(r.wall for r in bare.runs)
     print()
     print("| harness | whole process (s) | in-call (s) | samples/s (in-call) | in-call rate / bare | "
-          "whole process / bare | CPU (s) | peak in flight |")
-    print("|---|---|---|---|---|---|---|---|")
+          "whole process / bare | start to 1st request (s) | last reply to exit (s) | CPU (s) | peak in flight |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for c in configs:
         in_calls = [r.in_call or float("nan") for r in c.runs]
         walls = [r.wall for r in c.runs]
@@ -296,7 +305,8 @@ def throughput(args: argparse.Namespace, work: Path, env: dict[str, str]) -> Non
         wall_ratio = [w / bare_wall for w in walls]
         peaks = sorted({r.max_in_flight for r in c.runs})
         print(f"| {c.label} | {spread(walls)} | {spread(in_calls)} | {spread(rates, '{:.0f}')} | "
-              f"{spread(rate_ratio)} | {spread(wall_ratio)} | {spread([r.cpu for r in c.runs])} | "
+              f"{spread(rate_ratio)} | {spread(wall_ratio)} | {spread([r.lead for r in c.runs])} | "
+              f"{spread([r.tail for r in c.runs])} | {spread([r.cpu for r in c.runs])} | "
               f"{'/'.join(map(str, peaks))} |")
     print("(median (min-max) over the repeats; ratios against the bare loop's median)")
 
