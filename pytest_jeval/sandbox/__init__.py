@@ -1,6 +1,6 @@
 """Sandboxed execution of untrusted Python (generated code, HumanEval tests).
 
-See ``docs/scoring.md`` for the isolation applied on each platform.
+See the README section "Scoring and sandboxed execution" for the isolation applied on each platform.
 """
 
 from __future__ import annotations
