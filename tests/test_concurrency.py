@@ -186,7 +186,7 @@ def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, shared_
 def test_each_xdist_worker_keeps_its_own_requests_in_flight(pytester: pytest.Pytester, shared_data: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     p = project_with(pytester, shared_data, monkeypatch, 40)
-    with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.3) as server:
+    with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.6) as server:
         result = pytester.runpytest("--jeval-config", str(p.suite(server, run="max_concurrency = 3")), "-n", "2")
         result.assert_outcomes(passed=40)
         assert server.request_count == 40
