@@ -37,3 +37,35 @@ record_ids = ["qs-fact-01", "qs-arith-01"]
     pytester.runpytest_subprocess("--jeval-config", "suite.toml")
     again = {r["record_id"]: r["model_answer"] for r in map(json.loads, path.read_text().splitlines())}
     assert again == answers
+
+
+def test_identical_requests_on_one_server_answer_identically() -> None:
+    """The same temperature-0 request, before and after others, on one model: the same answer.
+
+    Without resetting the model state per request, llama.cpp reuses the common prefix of the
+    previous prompt's KV cache, and the answer can change.
+    """
+    import openai
+
+    from pytest_jeval.engines.local import LocalServer
+
+    server = LocalServer(name="smollm2-135m")
+    url = server.start()
+    try:
+        client = openai.OpenAI(base_url=url, api_key="local", max_retries=0)
+        ask = "Write one sentence about the sea and the sky."
+        other = "Write one sentence about the sea."
+
+        def chat(text: str) -> str:
+            reply = client.chat.completions.create(
+                model="smollm2-135m", messages=[{"role": "user", "content": text}], temperature=0, max_tokens=24
+            )
+            return reply.choices[0].message.content or ""
+
+        first = chat(ask)
+        chat(other)  # shares a long prefix with `ask`
+        assert chat(ask) == first
+        assert chat(other) != first
+        client.close()
+    finally:
+        server.stop()
