@@ -203,6 +203,9 @@ class Run(_Strict):
     """Response cache location (default ``<output_dir>/.cache``)."""
     cache: bool = True
     """Use the on-disk response cache."""
+    call_executor: Literal["auto", "thread", "process"] = "auto"
+    """Where each pytest process runs its HTTP client: a background thread, or a helper
+    process with its own GIL; ``auto`` picks the process for large, concurrent runs."""
     max_error_rate: Optional[float] = Field(None, ge=0.0, le=1.0)
     """Gate: the share of errored samples per model x benchmark must not exceed this."""
     max_exec_workers: Optional[int] = Field(None, gt=0)

@@ -160,18 +160,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         except LocalModelError as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[local_server_key] = server
-    problems = []
-    seen = set()
-    targets = [(runtime.endpoint(m), f"model {m!r}") for m in plan.models]
+    from pytest_jeval.runner.scheduler import preflight
+
+    targets: dict[Any, str] = {}
+    for m in plan.models:
+        targets.setdefault(runtime.endpoint(m), f"model {m!r}")
     if plan.suite.judge is not None:
-        targets.append((runtime.endpoint(plan.suite.judge.model, judge=True), "the judge"))
-    for endpoint, who in targets:
-        if endpoint in seen:
-            continue
-        seen.add(endpoint)
-        reason = runtime.scheduler.preflight(endpoint)
-        if reason is not None:
-            problems.append(f"{who}: {reason}")
+        targets.setdefault(runtime.endpoint(plan.suite.judge.model, judge=True), "the judge")
+    reasons = preflight(list(targets))
+    problems = [f"{who}: {reason}" for who, reason in zip(targets.values(), reasons) if reason is not None]
     if problems:
         # UsageError, not pytest.exit(): pytest prints an Exit raised here twice (as
         # "! _pytest.outcomes.Exit: ..." on stdout and "Exit: ..." on stderr); this way
@@ -206,6 +203,17 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     bucket = node.config.stash.get(worker_stats_key, None)
     if stats and bucket is not None:
         bucket.append(stats)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count the calls this process will make; ``call_executor = "auto"`` decides from it."""
+    runtime = session.config.stash.get(runtime_key, None)
+    if runtime is None:
+        return
+    calls = runtime.count_calls(session.items)
+    if _is_worker(session.config):  # xdist spreads the items over its workers
+        calls //= max(1, int(session.config.workerinput.get("workercount", 1)))  # type: ignore[attr-defined]
+    runtime.expected_calls = calls
 
 
 def _upcoming(session: pytest.Session, item: pytest.Item, window: int) -> list[pytest.Item]:
@@ -302,7 +310,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if runtime is None:
         return
     if _is_worker(config):
-        config.workeroutput["jeval_stats"] = dict(vars(runtime.scheduler.stats))  # type: ignore[attr-defined]
+        config.workeroutput["jeval_stats"] = dict(vars(runtime.stats))  # type: ignore[attr-defined]
         return
     from pytest_jeval.gates import evaluate_gates, has_gates
     from pytest_jeval.summary import write_summary
@@ -337,7 +345,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             tr.write_line("gates:")
             for g in gates:
                 tr.write_line(f"  {g.describe()}", green=g.passed, red=not g.passed)
-        stats = config.stash.get(worker_stats_key, []) or [dict(vars(runtime.scheduler.stats))]
+        stats = config.stash.get(worker_stats_key, []) or [dict(vars(runtime.stats))]
         sent = sum(s["requests_sent"] for s in stats)
         hits = sum(s["cache_hits"] for s in stats)
         retries = sum(s["retries"] for s in stats)
@@ -345,7 +353,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         spans = [s["last_completion_at"] - s["first_request_at"] for s in stats if s["first_request_at"] is not None and s["last_completion_at"] is not None]
         rate = f", {sent / max(spans):.1f} requests/s in-call" if spans and max(spans) > 0 and sent else ""
         tr.write_line("")
-        tr.write_line(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}")
+        helpers = sum(s.get("call_processes", 0) for s in stats)
+        where = f", HTTP client in {helpers} call process{'es' if helpers > 1 else ''}" if helpers else ""
+        tr.write_line(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}{where}")
+        exits = sum(s.get("call_process_exits", 0) for s in stats)
+        if exits:
+            tr.write_line(f"jeval: the call process exited {exits} time(s) mid-run; its unanswered calls were "
+                          "sent again, and later calls ran, in the pytest process", yellow=True)
+            for error in (e for s in stats for e in s.get("call_process_errors", ())):
+                tr.write_line(f"  {error}", yellow=True)
         tr.write_line(f"results: {runtime.plan.output_dir}{os.sep} ({len(writer.files)} JSONL files, summary.json)")
     if writer.telemetry is not None:
         notice = writer.telemetry.notice()

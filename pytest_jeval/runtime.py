@@ -13,7 +13,7 @@ from pytest_jeval.engines.base import Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.runner.cache import ResponseCache
-from pytest_jeval.runner.scheduler import CallScheduler
+from pytest_jeval.runner.scheduler import Call, CallScheduler, Scheduler, SchedulerStats
 from pytest_jeval.sample import Sample
 from pytest_jeval.score import Score
 
@@ -50,19 +50,57 @@ def case_for(item: pytest.Item) -> Optional[tuple[str, str, Sample]]:
     return parent.name, callspec.params["jeval_model"], callspec.params["sample"]
 
 
+#: ``call_executor = "auto"`` moves the HTTP client to a helper process when this pytest
+#: process expects at least this many calls with up to this many in flight: below that,
+#: the helper's start (about a second to import openai) costs more than the GIL it frees.
+AUTO_PROCESS_MIN_CALLS = 200
+AUTO_PROCESS_MIN_CONCURRENCY = 8
+
+
 class Runtime:
     """Created in ``pytest_configure`` of every process that runs items."""
 
     def __init__(self, plan: EvalPlan, *, use_cache: bool, window: int = 1024) -> None:
         self.plan = plan
-        cache = ResponseCache(plan.cache_dir) if (use_cache and plan.cache_dir is not None) else None
-        self.scheduler = CallScheduler(cache=cache)
+        self.use_cache = use_cache and plan.cache_dir is not None
         self.window = window
+        self.expected_calls: Optional[int] = None
+        """Calls this process expects to make (set after collection); guides ``call_executor = "auto"``."""
+        self._scheduler: Optional[Scheduler] = None
         self.resumed: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
         """(benchmark, model) -> record_id -> stored record, filled under --jeval-resume."""
         self._prefetched: dict[str, collections.deque[concurrent.futures.Future[Reply]]] = {}
         self._submitted: set[str] = set()
         self._endpoints: dict[tuple[str, bool], Endpoint] = {}
+
+    # -- the scheduler --------------------------------------------------------------
+    @property
+    def executor(self) -> str:
+        """Where this process runs its HTTP client: ``"thread"`` or ``"process"``."""
+        mode = self.plan.suite.run.call_executor
+        if mode != "auto":
+            return mode
+        concurrency = max((self.endpoint(m).max_concurrency for m in self.plan.models), default=1)
+        many = (self.expected_calls or 0) >= AUTO_PROCESS_MIN_CALLS
+        return "process" if many and concurrency >= AUTO_PROCESS_MIN_CONCURRENCY else "thread"
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The call scheduler, created on first use according to :attr:`executor`."""
+        if self._scheduler is None:
+            cache_dir = self.plan.cache_dir if self.use_cache else None
+            if self.executor == "process":
+                from pytest_jeval.runner.callproc import ProcessCallScheduler
+
+                self._scheduler = ProcessCallScheduler(cache_dir)
+            else:
+                self._scheduler = CallScheduler(ResponseCache(cache_dir) if cache_dir is not None else None)
+        return self._scheduler
+
+    @property
+    def stats(self) -> SchedulerStats:
+        """The scheduler's counters (all zero when no call was made)."""
+        return self._scheduler.stats if self._scheduler is not None else SchedulerStats()
 
     # -- endpoints -------------------------------------------------------------------
     def endpoint(self, model: str, *, judge: bool = False) -> Endpoint:
@@ -97,6 +135,7 @@ class Runtime:
         start = len(window)
         while start > 0 and window[start - 1].nodeid not in self._submitted:
             start -= 1
+        calls: list[Call] = []
         for item in window[start:]:
             self._submitted.add(item.nodeid)
             if "response" not in getattr(item, "fixturenames", ()):
@@ -114,9 +153,24 @@ class Runtime:
                 continue  # the item itself will raise the error when it runs
             if request is None:
                 continue
-            future = self.scheduler.submit(endpoint, request)
+            calls.append((endpoint, request))
+        if not calls:
+            return
+        for (endpoint, request), future in zip(calls, self.scheduler.submit_many(calls)):
             self._prefetched.setdefault(request.cache_key(endpoint), collections.deque()).append(future)
+
+    def count_calls(self, items: Iterable[pytest.Item]) -> int:
+        """How many of ``items`` will send their sample's prompt (not resumed, not from a plain test)."""
+        count = 0
+        for item in items:
+            if "response" not in getattr(item, "fixturenames", ()):
+                continue
+            case = case_for(item)
+            if case is not None and self.is_resumed(case[0], case[1], case[2].id) is None:
+                count += 1
+        return count
 
     def close(self) -> None:
         """Stop the scheduler; pending prefetches are cancelled."""
-        self.scheduler.close()
+        if self._scheduler is not None:
+            self._scheduler.close()

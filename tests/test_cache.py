@@ -80,12 +80,14 @@ def project(pytester: pytest.Pytester, shared_data: Path, monkeypatch: pytest.Mo
         yield CacheProject(pytester, server)
 
 
-def test_rerun_of_unchanged_suite_sends_nothing(project: CacheProject) -> None:
-    first, sent = project.run()
+@pytest.mark.parametrize("executor", ["thread", "process"])
+def test_rerun_of_unchanged_suite_sends_nothing(project: CacheProject, executor: str) -> None:
+    suite = project.suite(run=f'call_executor = "{executor}"')
+    first, sent = project.run(suite=suite)
     assert sent == N
     live = project.records()
     assert len(project.entries()) == N
-    second, sent = project.run()
+    second, sent = project.run(suite=suite)
     assert sent == 0
     cached = project.records()
     assert stable(cached) == stable(live)

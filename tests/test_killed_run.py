@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,37 @@ from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
 
 
-def test_sigkill_then_resume(pytester: pytest.Pytester, shared_data, monkeypatch: pytest.MonkeyPatch) -> None:
+def _call_processes(parent: int) -> list[int]:
+    """Helper call processes whose parent is ``parent``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(fields[1]) == parent and b"pytest_jeval.runner.callproc" in cmdline:
+            assert not any(SECRET.encode() in arg for arg in cmdline)  # the key travels over a socket
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _gone(pid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":  # exited; its new parent has not reaped it yet
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("executor", ["thread", "process"])
+def test_sigkill_then_resume(pytester: pytest.Pytester, shared_data, monkeypatch: pytest.MonkeyPatch,
+                             executor: str) -> None:
     rows = gsm_rows(shared_data, 40)
     (pytester.path / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
@@ -28,6 +59,7 @@ def test_sigkill_then_resume(pytester: pytest.Pytester, shared_data, monkeypatch
 [run]
 output_dir = "out"
 max_concurrency = 2
+call_executor = "{executor}"
 
 [[models]]
 name = "test-model"
@@ -47,8 +79,12 @@ data_files = "gsm.jsonl"
             if out.exists() and len(out.read_bytes().splitlines()) >= 5:
                 break
             time.sleep(0.02)
+        helpers = _call_processes(proc.pid)
+        assert len(helpers) == (executor == "process")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+        # the helper notices its parent is gone (end of file on its socket) and exits
+        assert all(_gone(pid, within=15) for pid in helpers)
 
         raw = out.read_text()
         assert raw.endswith("\n")

@@ -135,6 +135,7 @@ class FaultRun:
     server: FakeOpenAIServer
     result: subprocess.CompletedProcess[str]
     records: dict[str, dict[str, Any]]
+    executor: str
 
     def seen(self, row: int) -> list[dict[str, Any]]:
         return requests_for(self.server, self.rows[row])
@@ -146,8 +147,10 @@ class FaultRun:
         raise AssertionError(f"no outcome line for {record_id}:\n{self.result.stdout[-3000:]}")
 
 
-@pytest.fixture(scope="module")
-def fault_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[FaultRun]:
+@pytest.fixture(scope="module", params=["thread", "process"])
+def fault_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+              shared_data: Path) -> Iterator[FaultRun]:
+    """The run, with the HTTP client on a thread of pytest and in the helper call process."""
     root = tmp_path_factory.mktemp("faults")
     rows = gsm_rows(shared_data, 10)
     (root / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -155,7 +158,8 @@ def fault_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> It
     with FakeOpenAIServer(responder, api_key=SECRET) as server:
         suite = root / "suite.toml"
         suite.write_text(SUITE.format(base_url=server.base_url, key_env="JEVAL_TEST_KEY",
-                                      run=f"max_retries = {MAX_RETRIES}\nrequest_timeout = 1.5"))
+                                      run=f"max_retries = {MAX_RETRIES}\nrequest_timeout = 1.5\n"
+                                          f"call_executor = \"{request.param}\""))
         result = subprocess.run(
             [sys.executable, "-m", "pytest", "--jeval-config", str(suite), "-rA", "-p", "no:cacheprovider",
              "-p", "no:randomly"],
@@ -164,7 +168,7 @@ def fault_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> It
         )
         path = root / "out" / "gsm8k_test-model.jsonl"
         records = {r["record_id"]: r for r in map(json.loads, path.read_text().splitlines())} if path.exists() else {}
-        yield FaultRun(rows, server, result, records)
+        yield FaultRun(rows, server, result, records, request.param)
 
 
 def test_fault_run_counts(fault_run: FaultRun) -> None:
@@ -172,6 +176,8 @@ def test_fault_run_counts(fault_run: FaultRun) -> None:
     assert "6 passed, 4 errors" in fault_run.result.stdout, fault_run.result.stdout[-3000:]
     assert len(fault_run.records) == 10
     assert "calls: 10 sent, 0 from cache, " in fault_run.result.stdout  # retries are not separate calls
+    helper = "HTTP client in 1 call process" in fault_run.result.stdout
+    assert helper == (fault_run.executor == "process")
 
 
 @pytest.mark.parametrize("row", sorted(FIRST_ATTEMPTS), ids=lambda r: "+".join(f.kind for f in FIRST_ATTEMPTS[r]))
@@ -220,8 +226,10 @@ def test_every_attempt_fails_becomes_an_error_item(fault_run: FaultRun, row: int
 
 # --------------------------------------------------------------------------- fault injection at scale
 
-def _run_collect(project: Project, server: FakeOpenAIServer, out: str) -> tuple[pytest.RunResult, dict[str, dict[str, Any]]]:
-    suite = project.suite(server.base_url, run="max_retries = 3\nrequest_timeout = 10\nmax_concurrency = 16")
+def _run_collect(project: Project, server: FakeOpenAIServer, out: str,
+                 executor: str = "thread") -> tuple[pytest.RunResult, dict[str, dict[str, Any]]]:
+    suite = project.suite(server.base_url, run="max_retries = 3\nrequest_timeout = 10\nmax_concurrency = 16\n"
+                                               f'call_executor = "{executor}"')
     result = project.pytester.runpytest("--jeval-config", str(suite), "--jeval-output", out, "-q")
     lines = (project.pytester.path / out / "gsm8k_test-model.jsonl").read_text().splitlines()
     ids = [json.loads(line)["record_id"] for line in lines]
@@ -229,8 +237,9 @@ def _run_collect(project: Project, server: FakeOpenAIServer, out: str) -> tuple[
     return result, project.records(out)
 
 
+@pytest.mark.parametrize("executor", ["thread", "process"])
 def test_ten_percent_faults_lose_nothing(pytester: pytest.Pytester, shared_data: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                         monkeypatch: pytest.MonkeyPatch, executor: str) -> None:
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
     n = 64
     project = Project(pytester, gsm_rows(shared_data, n))
@@ -239,7 +248,7 @@ def test_ten_percent_faults_lose_nothing(pytester: pytest.Pytester, shared_data:
         clean_result, clean_records = _run_collect(project, clean, "clean")
     injector = FaultInjector(script, rate=0.1, kinds=("429", "500"), seed=3, retry_after=0.05)
     with FakeOpenAIServer(injector, api_key=SECRET, latency=0.02) as faulty:
-        result, records = _run_collect(project, faulty, "faulty")
+        result, records = _run_collect(project, faulty, "faulty", executor)
         outcomes = Counter(r["outcome"] for r in chat_requests(faulty))
     assert outcomes["429"] + outcomes["500"] >= 3, outcomes  # faults really happened
     assert outcomes["answer"] == n
@@ -250,6 +259,7 @@ def test_ten_percent_faults_lose_nothing(pytester: pytest.Pytester, shared_data:
     assert project.summary("faulty")["accuracy"] == project.summary("clean")["accuracy"]
     assert project.summary("faulty")["errors"] == 0
     assert result.parseoutcomes() == clean_result.parseoutcomes()
+    assert ("HTTP client in 1 call process" in result.stdout.str()) == (executor == "process")
 
 
 # --------------------------------------------------------------------------- unusable endpoints

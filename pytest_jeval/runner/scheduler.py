@@ -5,6 +5,11 @@ for upcoming items ahead of time: :meth:`CallScheduler.submit` returns a
 ``concurrent.futures.Future`` at once, and at most ``Endpoint.max_concurrency``
 requests are in flight to each endpoint from this process. The item that needs
 a reply waits on its future.
+
+:class:`CallCore` is the part that lives on the event loop (clients, semaphores,
+cache, counters). :class:`CallScheduler` runs it on a thread of the pytest process;
+:class:`~pytest_jeval.runner.callproc.ProcessCallScheduler` runs it in a helper
+process, so that the HTTP client does not share the GIL with pytest.
 """
 
 from __future__ import annotations
@@ -14,14 +19,14 @@ import concurrent.futures
 import dataclasses
 import threading
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Optional, Protocol, Sequence
 
 from pytest_jeval.engines import openai_compat
 from pytest_jeval.engines.base import EndpointError, Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.runner.cache import ResponseCache
 
-CallHook = Callable[[str, float], None]
+Call = tuple[Endpoint, ChatRequest]
 
 
 @dataclasses.dataclass
@@ -38,6 +43,12 @@ class SchedulerStats:
     max_in_flight: int = 0
     first_request_at: Optional[float] = None
     last_completion_at: Optional[float] = None
+    call_processes: int = 0
+    """Helper call processes started (``call_executor = "process"``); 0 when calls ran on a thread."""
+    call_process_exits: int = 0
+    """Times the helper call process died mid-run (``call_executor = "process"``)."""
+    call_process_errors: tuple[str, ...] = ()
+    """Why it died: its exit status and the end of what it wrote to stderr."""
 
     @property
     def rate(self) -> Optional[float]:
@@ -47,6 +58,35 @@ class SchedulerStats:
         span = self.last_completion_at - self.first_request_at
         return self.requests_sent / span if span > 0 else None
 
+    def merged(self, other: SchedulerStats) -> SchedulerStats:
+        """Both sets of counters together (sums, peaks, and the widest in-call span)."""
+        firsts = [t for t in (self.first_request_at, other.first_request_at) if t is not None]
+        lasts = [t for t in (self.last_completion_at, other.last_completion_at) if t is not None]
+        out = SchedulerStats(**{
+            f.name: getattr(self, f.name) + getattr(other, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("max_in_flight", "first_request_at", "last_completion_at")
+        })
+        out.max_in_flight = max(self.max_in_flight, other.max_in_flight)
+        out.first_request_at = min(firsts) if firsts else None
+        out.last_completion_at = max(lasts) if lasts else None
+        return out
+
+
+class Scheduler(Protocol):
+    """What the runtime needs from a call scheduler, wherever its HTTP client runs."""
+
+    stats: SchedulerStats
+
+    def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
+        """Schedule one call; the future resolves to a Reply or raises EndpointError."""
+
+    def submit_many(self, calls: Sequence[Call], *, use_cache: bool = True) -> list[concurrent.futures.Future[Reply]]:
+        """Schedule several calls at once, in order."""
+
+    def close(self) -> None:
+        """Cancel what is still pending and release the clients."""
+
 
 class _EndpointState:
     def __init__(self, endpoint: Endpoint) -> None:
@@ -54,26 +94,81 @@ class _EndpointState:
         self.semaphore = asyncio.Semaphore(endpoint.max_concurrency)
 
 
-class CallScheduler:
-    """Owns the event loop thread, one async client and one semaphore per endpoint."""
+class CallCore:
+    """Clients, per-endpoint bounds, the cache and the counters, on one event loop."""
 
-    def __init__(
-        self,
-        cache: Optional[ResponseCache] = None,
-        on_call_start: Optional[CallHook] = None,
-        on_call_end: Optional[CallHook] = None,
-    ) -> None:
+    def __init__(self, cache: Optional[ResponseCache] = None) -> None:
         self.cache = cache
         self.stats = SchedulerStats()
-        self._on_start = on_call_start
-        self._on_end = on_call_end
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._thread: Optional[threading.Thread] = None
         self._endpoints: dict[Endpoint, _EndpointState] = {}
-        self._lock = threading.Lock()
         self._call_ids = 0
 
-    # -- loop lifecycle -------------------------------------------------------------
+    def _state(self, endpoint: Endpoint) -> _EndpointState:
+        state = self._endpoints.get(endpoint)
+        if state is None:
+            state = self._endpoints[endpoint] = _EndpointState(endpoint)
+        return state
+
+    async def call(self, endpoint: Endpoint, request: ChatRequest, use_cache: bool = True) -> Reply:
+        """One call: from the cache, or sent once a slot of its endpoint is free."""
+        key = request.cache_key(endpoint) if (self.cache is not None and use_cache) else None
+        if key is not None:
+            cached = self.cache.get(key)  # type: ignore[union-attr]
+            if cached is not None:
+                self.stats.cache_hits += 1
+                self.stats.completed += 1
+                return cached
+        state = self._state(endpoint)
+        async with state.semaphore:
+            stats = self.stats
+            stats.in_flight += 1
+            stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+            stats.requests_sent += 1
+            if stats.first_request_at is None:
+                stats.first_request_at = time.perf_counter()
+            self._call_ids += 1
+            call_id = f"call-{self._call_ids}"
+            try:
+                reply = await openai_compat.chat(state.client, endpoint, request)
+            except EndpointError:
+                stats.failed += 1
+                raise
+            finally:
+                stats.in_flight -= 1
+                stats.last_completion_at = time.perf_counter()
+            stats.completed += 1
+            stats.retries += reply.attempts - 1
+            reply = dataclasses.replace(reply, call_id=call_id)
+        if key is not None:
+            await asyncio.to_thread(self.cache.put, key, reply)  # type: ignore[union-attr]
+        return reply
+
+    async def aclose(self) -> None:
+        """Close every client."""
+        for state in self._endpoints.values():
+            await state.client.close()
+        self._endpoints.clear()
+
+
+class CallScheduler:
+    """Runs a :class:`CallCore` on an event loop in a background thread of this process."""
+
+    def __init__(self, cache: Optional[ResponseCache] = None) -> None:
+        self.core = CallCore(cache)
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._thread: Optional[threading.Thread] = None
+        self._lock = threading.Lock()
+
+    @property
+    def cache(self) -> Optional[ResponseCache]:
+        """The response cache, if any."""
+        return self.core.cache
+
+    @property
+    def stats(self) -> SchedulerStats:
+        """The live counters."""
+        return self.core.stats
+
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._loop is None:
@@ -102,8 +197,7 @@ class CallScheduler:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            for state in self._endpoints.values():
-                await state.client.close()
+            await self.core.aclose()
 
         try:
             asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
@@ -115,71 +209,39 @@ class CallScheduler:
         loop.close()
         self._loop = None
 
-    # -- calls ----------------------------------------------------------------------
-    def _state(self, endpoint: Endpoint) -> _EndpointState:
-        state = self._endpoints.get(endpoint)
-        if state is None:
-            state = self._endpoints[endpoint] = _EndpointState(endpoint)
-        return state
-
     def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
         """Schedule one call; the future resolves to a Reply or raises EndpointError."""
         loop = self._ensure_loop()
-        self.stats.submitted += 1
-        return asyncio.run_coroutine_threadsafe(self._call(endpoint, request, use_cache), loop)
+        self.core.stats.submitted += 1
+        return asyncio.run_coroutine_threadsafe(self.core.call(endpoint, request, use_cache), loop)
+
+    def submit_many(self, calls: Sequence[Call], *, use_cache: bool = True) -> list[concurrent.futures.Future[Reply]]:
+        """Schedule several calls at once, in order."""
+        return [self.submit(endpoint, request, use_cache=use_cache) for endpoint, request in calls]
 
     def call(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> Reply:
         """Blocking form of :meth:`submit`."""
         return self.submit(endpoint, request, use_cache=use_cache).result()
 
-    async def _call(self, endpoint: Endpoint, request: ChatRequest, use_cache: bool) -> Reply:
-        key = request.cache_key(endpoint) if (self.cache is not None and use_cache) else None
-        if key is not None:
-            cached = self.cache.get(key)  # type: ignore[union-attr]
-            if cached is not None:
-                self.stats.cache_hits += 1
-                self.stats.completed += 1
-                return cached
-        state = self._state(endpoint)
-        async with state.semaphore:
-            stats = self.stats
-            stats.in_flight += 1
-            stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
-            stats.requests_sent += 1
-            now = time.perf_counter()
-            if stats.first_request_at is None:
-                stats.first_request_at = now
-            self._call_ids += 1
-            call_id = f"call-{self._call_ids}"
-            if self._on_start is not None:
-                self._on_start(call_id, now)
-            try:
-                reply = await openai_compat.chat(state.client, endpoint, request)
-            except EndpointError:
-                stats.failed += 1
-                raise
-            finally:
-                stats.in_flight -= 1
-                end = time.perf_counter()
-                stats.last_completion_at = end
-                if self._on_end is not None:
-                    self._on_end(call_id, end)
-            stats.completed += 1
-            stats.retries += reply.attempts - 1
-            reply = dataclasses.replace(reply, call_id=call_id)
-        if key is not None:
-            await asyncio.to_thread(self.cache.put, key, reply)  # type: ignore[union-attr]
-        return reply
-
-    def preflight(self, endpoint: Endpoint) -> Optional[str]:
-        """Reason the endpoint is unusable (dead, or rejects the key), or None."""
-        loop = self._ensure_loop()
-
-        async def check() -> Optional[str]:
-            return await openai_compat.preflight(self._state(endpoint).client, endpoint)
-
-        return asyncio.run_coroutine_threadsafe(check(), loop).result()
-
     def run(self, coro: Any) -> Any:
         """Run a coroutine on the scheduler's loop and wait for it."""
         return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop()).result()
+
+
+def preflight(endpoints: Sequence[Endpoint]) -> list[Optional[str]]:
+    """For each endpoint, why it is unusable (dead, or rejects the key), or None; checked at once.
+
+    Runs on a short-lived event loop of its own, so checking endpoints at session start
+    commits to no scheduler (the controller of an xdist run never makes a call).
+    """
+
+    async def check_all() -> list[Optional[str]]:
+        clients = [endpoint.make_client() for endpoint in endpoints]
+        try:
+            return list(await asyncio.gather(*(
+                openai_compat.preflight(client, endpoint) for client, endpoint in zip(clients, endpoints))))
+        finally:
+            for client in clients:
+                await client.close()
+
+    return asyncio.run(check_all()) if endpoints else []

@@ -13,7 +13,9 @@ Throughput mode starts the fake OpenAI-compatible server
 per run, with ``--latency`` and ``--slots``, and a lookup table so that every answer
 is correct. The same synthetic GSM8K-format samples (one call each) then go through
 
-  (a) pytest-jeval in one process (``[run] max_concurrency = --concurrency``, cache off),
+  (a) pytest-jeval in one process (``[run] max_concurrency = --concurrency``, cache off,
+      ``call_executor = "auto"``, which puts the HTTP client in a helper process here),
+  (a') the same with ``call_executor = "thread"`` (the client on a thread of pytest),
   (b) pytest-jeval with ``-n 2`` (each worker gets the same ``max_concurrency``),
   (c) a bare ``openai.AsyncOpenAI`` loop with ``--concurrency`` requests in flight,
 
@@ -75,7 +77,8 @@ def write_samples(directory: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
     return data, answers
 
 
-def write_suite(directory: Path, data: Path, base_url: str, concurrency: int, name: str = "suite.toml") -> Path:
+def write_suite(directory: Path, data: Path, base_url: str, concurrency: int, name: str = "suite.toml",
+                executor: str = "auto") -> Path:
     suite = directory / name
     suite.write_text(
         f"""[meta]
@@ -87,6 +90,7 @@ cache = false
 max_concurrency = {concurrency}
 max_retries = 2
 request_timeout = 60
+call_executor = "{executor}"
 
 [[models]]
 name = "test-model"
@@ -242,7 +246,7 @@ def one_run(config: str, work: Path, data: Path, answers: Path, n: int, latency:
         if config == "bare":
             cmd = [PY, str(Path(__file__).resolve()), "--bare-loop", server.url, str(data), str(concurrency)]
         else:
-            suite = write_suite(work, data, server.url, concurrency)
+            suite = write_suite(work, data, server.url, concurrency, executor="thread" if config == "thread" else "auto")
             cmd = pytest_cmd(suite, 2 if config == "xdist" else 0)
         m = run_measured(cmd, work, env)
         stats = server.stop()
@@ -272,10 +276,14 @@ def spread(values: list[float], fmt: str = "{:.2f}") -> str:
 def throughput(args: argparse.Namespace, work: Path, env: dict[str, str]) -> None:
     n = args.samples
     data, answers = write_samples(work, n)
-    configs = [Config("pytest", "pytest-jeval, 1 process"), Config("xdist", "pytest-jeval, -n 2"),
+    configs = [Config("pytest", "pytest-jeval, 1 process"),
+               Config("thread", "pytest-jeval, 1 process, `call_executor = \"thread\"`"),
+               Config("xdist", "pytest-jeval, -n 2"),
                Config("bare", f"bare AsyncOpenAI loop, {args.concurrency} in flight")]
     if args.skip_xdist:
         configs = [c for c in configs if c.name != "xdist"]
+    if args.skip_thread:
+        configs = [c for c in configs if c.name != "thread"]
     print(f"# throughput: {n} samples x 1 call, server latency {args.latency} s, {args.slots} slots "
           f"(server limit {n / args.slots * args.latency:.2f} s), max_concurrency {args.concurrency}, "
           f"{args.repeat} repeats, {os.cpu_count()} CPUs")
@@ -405,6 +413,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--overhead-samples", type=int, default=None,
                         help="samples for the zero-latency overhead runs (default --samples; 0 skips them)")
     parser.add_argument("--skip-xdist", action="store_true", help="leave out the -n 2 runs")
+    parser.add_argument("--skip-thread", action="store_true",
+                        help='leave out the one-process runs with call_executor = "thread"')
     parser.add_argument("--collect", type=int, nargs="?", const=100_000, default=None, metavar="N",
                         help="measure collecting an N-sample benchmark instead (default N 100000)")
     parser.add_argument("--profile", action="store_true", help="with --collect: a cProfile breakdown")

@@ -1,0 +1,302 @@
+"""Model calls in a helper process, so the HTTP client gets a CPU core and a GIL of its own.
+
+With the calls on a thread of the pytest process (:class:`CallScheduler`), pytest's
+per-item work and the client's per-request work share one GIL: at dozens of requests
+in flight the client, not the endpoint, becomes the limit. :class:`ProcessCallScheduler`
+keeps the same interface but runs the :class:`CallCore` in a child interpreter
+(``python -m pytest_jeval.runner.callproc FD``), one per pytest process.
+
+The two talk over a socket pair with :class:`multiprocessing.connection.Connection`
+framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``
+and ``("close",)``; the child answers every call with ``("done", id, reply, error, stats)``.
+API keys travel only over that socket, never in argv or the environment.
+
+If the child dies, its unanswered calls are sent again from a thread of the pytest
+process, as after a dropped connection, and so are all later calls: the run goes on
+and loses nothing (replies the child had cached are not asked for again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import itertools
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from pytest_jeval.engines.base import EndpointError, Reply
+from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
+from pytest_jeval.runner.cache import ResponseCache
+from pytest_jeval.runner.scheduler import Call, CallCore, CallScheduler, SchedulerStats
+
+#: How long close() waits for the child to finish its goodbyes before killing it.
+_CLOSE_TIMEOUT = 10.0
+
+
+class ProcessCallScheduler:
+    """A :class:`~pytest_jeval.runner.scheduler.Scheduler` whose event loop runs in a child process."""
+
+    def __init__(self, cache_dir: Optional[Path] = None) -> None:
+        self.cache_dir = cache_dir
+        self._child_stats = SchedulerStats()
+        self._submitted = 0
+        self._exits = 0
+        self._pending: dict[int, tuple[concurrent.futures.Future[Reply], Endpoint, ChatRequest, bool]] = {}
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+        self._proc: Optional[subprocess.Popen[bytes]] = None
+        self._conn: Optional[Connection] = None
+        self._reader: Optional[threading.Thread] = None
+        self._fallback: Optional[CallScheduler] = None
+        self._closing = False
+        self._errors: tuple[str, ...] = ()
+        self._stderr: Optional[Any] = None
+
+    # -- the child ----------------------------------------------------------------------
+    def _start(self) -> Connection:
+        import pytest_jeval
+
+        parent_sock, child_sock = socket.socketpair()
+        package_root = str(Path(pytest_jeval.__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        # -P: do not put the current directory first on sys.path (Python >= 3.11)
+        flags = ["-P"] if sys.version_info >= (3, 11) else []
+        # stderr goes to a file of its own: pytest captures this process's stderr per test,
+        # and a long-lived child's warnings would land in whichever test runs at the time
+        self._stderr = tempfile.TemporaryFile()
+        with child_sock:
+            self._proc = subprocess.Popen(
+                [sys.executable, *flags, "-m", "pytest_jeval.runner.callproc", str(child_sock.fileno())],
+                pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=self._stderr, env=env,
+            )
+        conn = Connection(parent_sock.detach())
+        conn.send(("init", None if self.cache_dir is None else str(self.cache_dir)))
+        self._conn = conn
+        self._reader = threading.Thread(target=self._read, args=(conn,), name="jeval-calls-reader", daemon=True)
+        self._reader.start()
+        return conn
+
+    def _read(self, conn: Connection) -> None:
+        """Resolve futures as the child's answers arrive; on EOF, hand what is left to a thread."""
+        while True:
+            try:
+                _kind, call_no, reply, error, stats = conn.recv()
+            except (EOFError, OSError):
+                break
+            self._child_stats = stats
+            with self._lock:
+                pending = self._pending.pop(call_no, None)
+            if pending is None or pending[0].done():
+                continue
+            if error is None:
+                pending[0].set_result(reply)
+            else:
+                pending[0].set_exception(error)
+        self._child_gone()
+
+    def _child_gone(self) -> None:
+        """The child died (not closed by us): resend its unanswered calls from a thread of this process."""
+        with self._lock:
+            if self._closing or self._conn is None:
+                return
+            pending, self._pending = self._pending, {}
+            self._exits += 1
+            self._conn = None
+            self._child_stats = dataclasses.replace(self._child_stats, in_flight=0)
+            self._fallback = fallback = self._fallback or self._thread_scheduler()
+        if self._proc is not None:
+            status = self._proc.wait()
+            self._errors += (f"exit status {status}{self._stderr_tail()}",)
+        for future, endpoint, request, use_cache in pending.values():
+            if not future.done():
+                _chain(fallback.submit(endpoint, request, use_cache=use_cache), future)
+
+    def _thread_scheduler(self) -> CallScheduler:
+        """Where calls go once there is no helper process."""
+        return CallScheduler(ResponseCache(self.cache_dir) if self.cache_dir else None)
+
+    def _stderr_tail(self, limit: int = 2000) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0, os.SEEK_END)
+        size = self._stderr.tell()
+        self._stderr.seek(max(0, size - limit))
+        text = self._stderr.read().decode("utf-8", "replace").strip()
+        return f": {text}" if text else ""
+
+    # -- the scheduler interface -------------------------------------------------------------
+    @property
+    def stats(self) -> SchedulerStats:
+        """The child's counters (as of its last answer), plus any fallback's."""
+        stats = dataclasses.replace(self._child_stats, submitted=self._submitted, call_process_exits=self._exits,
+                                    call_processes=int(self._proc is not None),
+                                    call_process_errors=self._errors)
+        if self._fallback is not None:
+            stats = stats.merged(self._fallback.stats)
+            stats.submitted = self._submitted  # resent calls are not new ones
+        return stats
+
+    def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
+        """Schedule one call; the future resolves to a Reply or raises EndpointError."""
+        return self.submit_many([(endpoint, request)], use_cache=use_cache)[0]
+
+    def submit_many(self, calls: Sequence[Call], *, use_cache: bool = True) -> list[concurrent.futures.Future[Reply]]:
+        """Send several calls to the child in one message; the futures come back in order."""
+        if not calls:
+            return []
+        self._submitted += len(calls)
+        futures: list[concurrent.futures.Future[Reply]] = []
+        batch = []
+        with self._lock:
+            if self._fallback is None and self._conn is None and self._proc is None:
+                try:
+                    self._start()
+                except OSError as exc:  # no helper at all: calls run on a thread instead
+                    self._errors += (f"could not start: {exc}",)
+                    self._fallback = self._thread_scheduler()
+            fallback, conn = self._fallback, self._conn
+            if fallback is None and conn is not None:
+                for endpoint, request in calls:
+                    call_no = next(self._ids)
+                    future: concurrent.futures.Future[Reply] = concurrent.futures.Future()
+                    self._pending[call_no] = (future, endpoint, request, use_cache)
+                    futures.append(future)
+                    batch.append((call_no, endpoint, request, use_cache))
+        if fallback is not None or conn is None:
+            return (fallback or self._thread_scheduler()).submit_many(calls, use_cache=use_cache)
+        try:
+            conn.send(("submit", batch))
+        except (OSError, ValueError):  # the child is gone, and the reader may not have noticed yet
+            self._child_gone()
+            with self._lock:
+                orphans = [self._pending.pop(no) for no, *_ in batch if no in self._pending]
+                fallback = self._fallback or self._thread_scheduler()
+                self._fallback = fallback
+            for future, endpoint, request, use_cache in orphans:
+                _chain(fallback.submit(endpoint, request, use_cache=use_cache), future)
+        return futures
+
+    def call(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> Reply:
+        """Blocking form of :meth:`submit`."""
+        return self.submit(endpoint, request, use_cache=use_cache).result()
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The child's process id, once started."""
+        return self._proc.pid if self._proc is not None else None
+
+    def close(self) -> None:
+        """Cancel pending calls, ask the child to close its clients, and reap it."""
+        with self._lock:
+            self._closing = True
+            pending, self._pending = self._pending, {}
+            conn = self._conn
+        for future, *_call in pending.values():
+            future.cancel()
+        if conn is not None:
+            try:
+                conn.send(("close",))
+            except (OSError, ValueError):
+                pass
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=_CLOSE_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        if self._reader is not None:
+            self._reader.join(timeout=_CLOSE_TIMEOUT)
+        if conn is not None:
+            conn.close()
+        self._conn = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        if self._fallback is not None:
+            self._fallback.close()
+
+
+def _chain(source: concurrent.futures.Future[Reply], target: concurrent.futures.Future[Reply]) -> None:
+    """Settle ``target`` the way ``source`` settles."""
+
+    def copy(done: concurrent.futures.Future[Reply]) -> None:
+        if target.done():
+            return
+        if done.cancelled():
+            target.cancel()
+        elif done.exception() is not None:
+            target.set_exception(done.exception())  # type: ignore[arg-type]
+        else:
+            target.set_result(done.result())
+
+    source.add_done_callback(copy)
+
+
+# -- the child's side ---------------------------------------------------------------------------
+
+async def _serve(conn: Connection, cache_dir: Optional[str]) -> None:
+    core = CallCore(ResponseCache(Path(cache_dir)) if cache_dir else None)
+    loop = asyncio.get_running_loop()
+    stop: asyncio.Future[None] = loop.create_future()
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def one(call_no: int, endpoint: Endpoint, request: ChatRequest, use_cache: bool) -> None:
+        reply: Optional[Reply] = None
+        error: Optional[BaseException] = None
+        try:
+            reply = await core.call(endpoint, request, use_cache)
+        except EndpointError as exc:
+            error = exc
+        except Exception as exc:  # anything else reaches the item as an error, as in-process
+            error = EndpointError(f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(("done", call_no, reply, error, core.stats))
+        except (OSError, ValueError):
+            if not stop.done():
+                stop.set_result(None)
+
+    def readable() -> None:
+        try:
+            while conn.poll():
+                message: Any = conn.recv()
+                if message[0] == "close":
+                    raise EOFError
+                for call_no, endpoint, request, use_cache in message[1]:
+                    task = loop.create_task(one(call_no, endpoint, request, use_cache))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+        except (EOFError, OSError):
+            loop.remove_reader(conn.fileno())
+            if not stop.done():
+                stop.set_result(None)
+
+    loop.add_reader(conn.fileno(), readable)
+    await stop
+    for task in list(tasks):
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await core.aclose()
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Child entry point: serve calls on the inherited socket until the parent closes it."""
+    argv = sys.argv[1:] if argv is None else argv
+    conn = Connection(int(argv[0]))
+    _kind, cache_dir = conn.recv()
+    asyncio.run(_serve(conn, cache_dir))
+    conn.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
