@@ -140,6 +140,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if _is_worker(config):
         if config.getoption("jeval_resume"):
             runtime.resumed = _read_resumed(plan)
+        if not config.option.collectonly:
+            workers = max(1, int(config.workerinput.get("workercount", 1)))  # type: ignore[attr-defined]
+            runtime.expect(_estimated_calls(runtime) // workers, exact=False)
         return
     for name in plan.benchmarks:  # data problems become usage errors before any worker starts
         try:
@@ -174,6 +177,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         # "! _pytest.outcomes.Exit: ..." on stdout and "Exit: ..." on stderr); this way
         # the reason is printed once, as "ERROR: jeval: ...", with exit status 4.
         raise pytest.UsageError("jeval: endpoint unusable, no samples were sent:\n  " + "\n  ".join(problems))
+    if config.getoption("dist", "no") == "no":  # under xdist the controller makes no calls
+        runtime.expect(_estimated_calls(runtime), exact=False)
+
+
+def _estimated_calls(runtime: Any) -> int:
+    """Samples x models still to run, before collection (which may deselect some)."""
+    plan = runtime.plan
+    total = sum(len(plan.samples(name)[0]) for name in plan.benchmarks) * len(plan.models)
+    return max(0, total - sum(len(done) for done in runtime.resumed.values()))
 
 
 def _read_resumed(plan: EvalPlan) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
@@ -213,7 +225,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     calls = runtime.count_calls(session.items)
     if _is_worker(session.config):  # xdist spreads the items over its workers
         calls //= max(1, int(session.config.workerinput.get("workercount", 1)))  # type: ignore[attr-defined]
-    runtime.expected_calls = calls
+    runtime.expect(calls, exact=True)
 
 
 def _upcoming(session: pytest.Session, item: pytest.Item, window: int) -> list[pytest.Item]:

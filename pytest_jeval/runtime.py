@@ -97,6 +97,27 @@ class Runtime:
                 self._scheduler = CallScheduler(ResponseCache(cache_dir) if cache_dir is not None else None)
         return self._scheduler
 
+    def expect(self, calls: int, *, exact: bool) -> None:
+        """Record how many calls this process expects, and start a helper process early if it will need one.
+
+        Called with an estimate at session start (samples x models, before collection),
+        so that the helper imports ``openai`` while pytest collects, and with the exact
+        count after collection. A helper started for an estimate that collection
+        (``-k``, ``--deselect``) then shrinks is stopped again.
+        """
+        self.expected_calls = calls
+        wanted = self.executor == "process"
+        started = self._scheduler is not None
+        if wanted and not started:
+            from pytest_jeval.runner.callproc import ProcessCallScheduler
+
+            scheduler = self.scheduler
+            if isinstance(scheduler, ProcessCallScheduler):
+                scheduler.start()
+        elif exact and started and not wanted and self.stats.submitted == 0:
+            self.close()
+            self._scheduler = None
+
     @property
     def stats(self) -> SchedulerStats:
         """The scheduler's counters (all zero when no call was made)."""

@@ -202,5 +202,11 @@ def test_auto_counts_this_process_share_of_the_calls(project: Project) -> None:
         two = project.pytester.runpytest("--jeval-config", str(project.suite(server, "two", "auto", 16)), "-q",
                                          "-n", "2")
         two.assert_outcomes(passed=210)
+        # 210 samples start a helper at session start; -k leaves 111 items, so it is stopped again
+        some = project.pytester.runpytest("--jeval-config", str(project.suite(server, "some", "auto", 16)), "-q",
+                                          "-k", "gsm8k-1")
+        some.assert_outcomes(passed=111)
+        assert json.loads((project.pytester.path / "executor.json").read_text())["scheduler"] == "CallScheduler"
     one.stdout.fnmatch_lines(["calls: 210 sent, *, HTTP client in 1 call process"])
     assert "call process" not in two.stdout.str()
+    assert "call process" not in some.stdout.str()

@@ -154,8 +154,9 @@ def test_judged(sample, response, judge, score):
 '''
 
 
+@pytest.mark.parametrize("executor", ["thread", "process"])
 def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, shared_data: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                              monkeypatch: pytest.MonkeyPatch, executor: str) -> None:
     n = 16
     p = project_with(pytester, shared_data, monkeypatch, n)
     (pytester.path / "bench_judged.py").write_text(JUDGED_BENCH)
@@ -169,7 +170,7 @@ def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, shared_
 
     with FakeOpenAIServer(respond, api_key=SECRET, latency=0.2, models=("test-model", "judge-model")) as server:
         head = f'[judge]\nmodel = "judge-model"\nbase_url = "{server.base_url}"\napi_key_env = "JEVAL_TEST_KEY"\n'
-        suite = p.suite(server, run="max_concurrency = 4", head=head, bench="judged",
+        suite = p.suite(server, run=f'max_concurrency = 4\ncall_executor = "{executor}"', head=head, bench="judged",
                         bench_extra='module = "bench_judged.py"')
         result = pytester.runpytest("--jeval-config", str(suite))
         result.assert_outcomes(passed=n)
@@ -178,7 +179,8 @@ def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, shared_
         assert sum(r["body"]["model"] == "judge-model" for r in requests) == n
         # judge calls queue for the same 4 slots as the prefetched model calls
         assert server.max_in_flight == 4
-    result.stdout.fnmatch_lines([f"calls: {2 * n} sent, 0 from cache, 0 retries, peak 4 in flight*"])
+    helper = ", HTTP client in 1 call process" if executor == "process" else ""
+    result.stdout.fnmatch_lines([f"calls: {2 * n} sent, 0 from cache, 0 retries, peak 4 in flight, *in-call{helper}"])
     records = p.records("judged")
     assert all(r["judge_prompt_tokens"] and r["scoring_metadata"]["judge"] == "yes" for r in records)
 

@@ -9,7 +9,8 @@ keeps the same interface but runs the :class:`CallCore` in a child interpreter
 The two talk over a socket pair with :class:`multiprocessing.connection.Connection`
 framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``
 and ``("close",)``; the child answers every call with ``("done", id, reply, error, stats)``.
-API keys travel only over that socket, never in argv or the environment.
+The suite's API keys travel only over that socket: they are never put in the child's
+command line or environment.
 
 If the child dies, its unanswered calls are sent again from a thread of the pytest
 process, as after a dropped connection, and so are all later calls: the run goes on
@@ -150,6 +151,16 @@ class ProcessCallScheduler:
         """Schedule one call; the future resolves to a Reply or raises EndpointError."""
         return self.submit_many([(endpoint, request)], use_cache=use_cache)[0]
 
+    def start(self) -> None:
+        """Start the helper now (it takes about a second to import ``openai``), not at the first call."""
+        with self._lock:
+            if self._fallback is None and self._conn is None and self._proc is None:
+                try:
+                    self._start()
+                except OSError as exc:
+                    self._errors += (f"could not start: {exc}",)
+                    self._fallback = self._thread_scheduler()
+
     def submit_many(self, calls: Sequence[Call], *, use_cache: bool = True) -> list[concurrent.futures.Future[Reply]]:
         """Send several calls to the child in one message; the futures come back in order."""
         if not calls:
@@ -157,13 +168,8 @@ class ProcessCallScheduler:
         self._submitted += len(calls)
         futures: list[concurrent.futures.Future[Reply]] = []
         batch = []
+        self.start()  # no helper at all: calls run on a thread instead
         with self._lock:
-            if self._fallback is None and self._conn is None and self._proc is None:
-                try:
-                    self._start()
-                except OSError as exc:  # no helper at all: calls run on a thread instead
-                    self._errors += (f"could not start: {exc}",)
-                    self._fallback = self._thread_scheduler()
             fallback, conn = self._fallback, self._conn
             if fallback is None and conn is not None:
                 for endpoint, request in calls:
@@ -172,8 +178,10 @@ class ProcessCallScheduler:
                     self._pending[call_no] = (future, endpoint, request, use_cache)
                     futures.append(future)
                     batch.append((call_no, endpoint, request, use_cache))
-        if fallback is not None or conn is None:
-            return (fallback or self._thread_scheduler()).submit_many(calls, use_cache=use_cache)
+        if fallback is not None:
+            return fallback.submit_many(calls, use_cache=use_cache)
+        if conn is None:
+            raise RuntimeError("ProcessCallScheduler.submit_many() after close()")
         try:
             conn.send(("submit", batch))
         except (OSError, ValueError):  # the child is gone, and the reader may not have noticed yet
