@@ -220,7 +220,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Count the calls this process will make; ``call_executor = "auto"`` decides from it."""
     runtime = session.config.stash.get(runtime_key, None)
-    if runtime is None:
+    if runtime is None or session.config.option.collectonly:
         return
     calls = runtime.count_calls(session.items)
     if _is_worker(session.config):  # xdist spreads the items over its workers

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import dataclasses
+import os
 from typing import Any, Iterable, Optional
 
 import pytest
@@ -82,7 +83,8 @@ class Runtime:
             return mode
         concurrency = max((self.endpoint(m).max_concurrency for m in self.plan.models), default=1)
         many = (self.expected_calls or 0) >= AUTO_PROCESS_MIN_CALLS
-        return "process" if many and concurrency >= AUTO_PROCESS_MIN_CONCURRENCY else "thread"
+        wide = concurrency >= AUTO_PROCESS_MIN_CONCURRENCY
+        return "process" if many and wide and os.name == "posix" else "thread"
 
     @property
     def scheduler(self) -> Scheduler:
@@ -185,6 +187,10 @@ class Runtime:
         count = 0
         for item in items:
             if "response" not in getattr(item, "fixturenames", ()):
+                continue
+            if not self.resumed:  # the common case, kept cheap for 100,000 items
+                callspec = getattr(item, "callspec", None)
+                count += callspec is not None and "sample" in callspec.params
                 continue
             case = case_for(item)
             if case is not None and self.is_resumed(case[0], case[1], case[2].id) is None:

@@ -8,6 +8,7 @@ run goes on without losing or repeating a sample.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,12 @@ import openai  # noqa: F401
 import openai.resources.chat  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
+from pydantic import SecretStr
 
 from conftest import SECRET, GsmScript, chat_requests, gsm_rows
+from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.plan import EvalPlan
+from pytest_jeval.runner.callproc import ProcessCallScheduler
 from pytest_jeval.runtime import AUTO_PROCESS_MIN_CALLS, AUTO_PROCESS_MIN_CONCURRENCY, Runtime
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
@@ -105,6 +109,7 @@ def test_process_executor_records_match_the_thread_ones(project: Project) -> Non
 
 
 def test_xdist_workers_each_run_a_call_process(project: Project) -> None:
+    """With -n W, up to W x max_concurrency requests are in flight: each worker has its own helper."""
     script = GsmScript(project.rows, wrong={2}, garbage={20})
     with FakeOpenAIServer(script, api_key=SECRET, latency=0.3) as server:
         serial = project.pytester.runpytest("--jeval-config", str(project.suite(server, "serial", "thread", 4)))
@@ -116,7 +121,9 @@ def test_xdist_workers_each_run_a_call_process(project: Project) -> None:
         result.assert_outcomes(passed=28, failed=2)
         assert server.request_count == 30
         assert 4 < server.max_in_flight <= 8  # each worker's helper keeps its own 4 in flight
-    result.stdout.fnmatch_lines(["calls: 30 sent, *, HTTP client in 2 call processes"])
+    # the summary's peak is the busiest worker's
+    result.stdout.fnmatch_lines(["calls: 30 sent, 0 from cache, 0 retries, peak 4 in flight, *, "
+                                 "HTTP client in 2 call processes"])
     assert project.records("xdist") == project.records("serial")
 
 
@@ -210,3 +217,53 @@ def test_auto_counts_this_process_share_of_the_calls(project: Project) -> None:
     one.stdout.fnmatch_lines(["calls: 210 sent, *, HTTP client in 1 call process"])
     assert "call process" not in two.stdout.str()
     assert "call process" not in some.stdout.str()
+
+
+# --------------------------------------------------------------------------- the scheduler itself
+
+def _requests(server: FakeOpenAIServer, n: int) -> list[tuple[Endpoint, ChatRequest]]:
+    endpoint = Endpoint(server.base_url, SecretStr(SECRET), max_concurrency=4, max_retries=0)
+    return [(endpoint, ChatRequest(model="test-model", messages=({"role": "user", "content": f"q{i}"},)))
+            for i in range(n)]
+
+
+def test_a_helper_that_dies_at_start_leaves_the_calls_to_a_thread(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # a sitecustomize on PYTHONPATH runs first in the helper's interpreter, and kills it
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, sys\nsys.stderr.write('broken helper env')\nsys.stderr.flush()\nos._exit(3)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    with FakeOpenAIServer(lambda body, attempt: "ok", api_key=SECRET) as server:
+        scheduler = ProcessCallScheduler()
+        try:
+            replies = [f.result(timeout=30) for f in scheduler.submit_many(_requests(server, 6))]
+            stats = scheduler.stats
+        finally:
+            scheduler.close()
+        assert server.request_count == 6
+    assert [r.text for r in replies] == ["ok"] * 6
+    assert stats.call_process_exits == 1 and stats.completed == 6 and stats.submitted == 6
+    assert stats.call_process_errors == ("exit status 3: broken helper env",)
+
+
+def test_a_helper_that_cannot_be_started_leaves_the_calls_to_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
+    with FakeOpenAIServer(lambda body, attempt: "ok", api_key=SECRET) as server:
+        scheduler = ProcessCallScheduler()
+        try:
+            replies = [f.result(timeout=30) for f in scheduler.submit_many(_requests(server, 3))]
+            stats = scheduler.stats
+        finally:
+            scheduler.close()
+    assert [r.text for r in replies] == ["ok"] * 3
+    assert stats.call_processes == 0 and stats.call_process_errors[0].startswith("could not start: ")
+
+
+def test_close_cancels_what_is_pending_and_reaps_the_helper() -> None:
+    with FakeOpenAIServer(lambda body, attempt: "ok", api_key=SECRET, latency=5.0) as server:
+        scheduler = ProcessCallScheduler()
+        futures = scheduler.submit_many(_requests(server, 3))
+        pid = scheduler.pid
+        scheduler.close()
+    assert all(f.cancelled() for f in futures)
+    assert pid is not None and not Path(f"/proc/{pid}").exists()  # exited and reaped

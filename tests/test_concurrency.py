@@ -185,15 +185,4 @@ def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, shared_
     assert all(r["judge_prompt_tokens"] and r["scoring_metadata"]["judge"] == "yes" for r in records)
 
 
-def test_each_xdist_worker_keeps_its_own_requests_in_flight(pytester: pytest.Pytester, shared_data: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    p = project_with(pytester, shared_data, monkeypatch, 40)
-    with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.6) as server:
-        result = pytester.runpytest("--jeval-config", str(p.suite(server, run="max_concurrency = 3")), "-n", "2")
-        result.assert_outcomes(passed=40)
-        assert server.request_count == 40
-        # -n W workers x max_concurrency: at most 2 x 3 in flight, and more than one worker's share
-        assert 3 < server.max_in_flight <= 6
-    result.stdout.fnmatch_lines(["calls: 40 sent, 0 from cache, 0 retries, peak 3 in flight*"])
-    ids = [r["record_id"] for r in p.records()]
-    assert sorted(ids) == sorted(f"gsm8k-{i}" for i in range(40)) and len(ids) == 40
+# -n W: each worker keeps its own max_concurrency in flight; see tests/test_call_process.py

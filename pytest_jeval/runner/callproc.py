@@ -74,12 +74,18 @@ class ProcessCallScheduler:
         # stderr goes to a file of its own: pytest captures this process's stderr per test,
         # and a long-lived child's warnings would land in whichever test runs at the time
         self._stderr = tempfile.TemporaryFile()
-        with child_sock:
-            self._proc = subprocess.Popen(
-                [sys.executable, *flags, "-m", "pytest_jeval.runner.callproc", str(child_sock.fileno())],
-                pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=self._stderr, env=env,
-            )
+        try:
+            with child_sock:
+                self._proc = subprocess.Popen(
+                    [sys.executable, *flags, "-m", "pytest_jeval.runner.callproc", str(child_sock.fileno())],
+                    pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=self._stderr, env=env,
+                )
+        except BaseException:
+            parent_sock.close()
+            self._stderr.close()
+            self._stderr = None
+            raise
         conn = Connection(parent_sock.detach())
         conn.send(("init", None if self.cache_dir is None else str(self.cache_dir)))
         self._conn = conn
@@ -157,7 +163,7 @@ class ProcessCallScheduler:
             if self._fallback is None and self._conn is None and self._proc is None:
                 try:
                     self._start()
-                except OSError as exc:
+                except (OSError, ValueError) as exc:  # ValueError: no pass_fds (not POSIX)
                     self._errors += (f"could not start: {exc}",)
                     self._fallback = self._thread_scheduler()
 
