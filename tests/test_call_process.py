@@ -23,6 +23,7 @@ from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.runner.callproc import ProcessCallScheduler
+from pytest_jeval.runner.scheduler import SchedulerStats
 from pytest_jeval.runtime import AUTO_PROCESS_MIN_CALLS, AUTO_PROCESS_MIN_CONCURRENCY, Runtime
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
@@ -227,35 +228,33 @@ def _requests(server: FakeOpenAIServer, n: int) -> list[tuple[Endpoint, ChatRequ
             for i in range(n)]
 
 
+def _through_helper(n: int) -> tuple[list[str], SchedulerStats, int]:
+    """Send ``n`` calls through a fresh ProcessCallScheduler: reply texts, its stats, requests the server saw."""
+    with FakeOpenAIServer(lambda body, attempt: "ok", api_key=SECRET) as server:
+        scheduler = ProcessCallScheduler()
+        try:
+            replies = [f.result(timeout=30).text for f in scheduler.submit_many(_requests(server, n))]
+            return replies, scheduler.stats, server.request_count
+        finally:
+            scheduler.close()
+
+
 def test_a_helper_that_dies_at_start_leaves_the_calls_to_a_thread(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # a sitecustomize on PYTHONPATH runs first in the helper's interpreter, and kills it
     (tmp_path / "sitecustomize.py").write_text(
         "import os, sys\nsys.stderr.write('broken helper env')\nsys.stderr.flush()\nos._exit(3)\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    with FakeOpenAIServer(lambda body, attempt: "ok", api_key=SECRET) as server:
-        scheduler = ProcessCallScheduler()
-        try:
-            replies = [f.result(timeout=30) for f in scheduler.submit_many(_requests(server, 6))]
-            stats = scheduler.stats
-        finally:
-            scheduler.close()
-        assert server.request_count == 6
-    assert [r.text for r in replies] == ["ok"] * 6
+    replies, stats, sent = _through_helper(6)
+    assert replies == ["ok"] * 6 and sent == 6
     assert stats.call_process_exits == 1 and stats.completed == 6 and stats.submitted == 6
     assert stats.call_process_errors == ("exit status 3: broken helper env",)
 
 
 def test_a_helper_that_cannot_be_started_leaves_the_calls_to_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
-    with FakeOpenAIServer(lambda body, attempt: "ok", api_key=SECRET) as server:
-        scheduler = ProcessCallScheduler()
-        try:
-            replies = [f.result(timeout=30) for f in scheduler.submit_many(_requests(server, 3))]
-            stats = scheduler.stats
-        finally:
-            scheduler.close()
-    assert [r.text for r in replies] == ["ok"] * 3
+    replies, stats, sent = _through_helper(3)
+    assert replies == ["ok"] * 3 and sent == 3
     assert stats.call_processes == 0 and stats.call_process_errors[0].startswith("could not start: ")
 
 
