@@ -141,8 +141,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if config.getoption("jeval_resume"):
             runtime.resumed = _read_resumed(plan)
         if not config.option.collectonly:
-            workers = max(1, int(config.workerinput.get("workercount", 1)))  # type: ignore[attr-defined]
-            runtime.expect(_estimated_calls(runtime) // workers, exact=False)
+            runtime.expect(_worker_share(config, runtime.estimated_calls()), exact=False)
         return
     for name in plan.benchmarks:  # data problems become usage errors before any worker starts
         try:
@@ -178,14 +177,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         # the reason is printed once, as "ERROR: jeval: ...", with exit status 4.
         raise pytest.UsageError("jeval: endpoint unusable, no samples were sent:\n  " + "\n  ".join(problems))
     if config.getoption("dist", "no") == "no":  # under xdist the controller makes no calls
-        runtime.expect(_estimated_calls(runtime), exact=False)
+        runtime.expect(runtime.estimated_calls(), exact=False)
 
 
-def _estimated_calls(runtime: Any) -> int:
-    """Samples x models still to run, before collection (which may deselect some)."""
-    plan = runtime.plan
-    total = sum(len(plan.samples(name)[0]) for name in plan.benchmarks) * len(plan.models)
-    return max(0, total - sum(len(done) for done in runtime.resumed.values()))
+def _worker_share(config: pytest.Config, calls: int) -> int:
+    """This process's share of ``calls``: xdist spreads the items over its workers."""
+    if not _is_worker(config):
+        return calls
+    return calls // max(1, int(config.workerinput.get("workercount", 1)))  # type: ignore[attr-defined]
 
 
 def _read_resumed(plan: EvalPlan) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
@@ -222,10 +221,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     runtime = session.config.stash.get(runtime_key, None)
     if runtime is None or session.config.option.collectonly:
         return
-    calls = runtime.count_calls(session.items)
-    if _is_worker(session.config):  # xdist spreads the items over its workers
-        calls //= max(1, int(session.config.workerinput.get("workercount", 1)))  # type: ignore[attr-defined]
-    runtime.expect(calls, exact=True)
+    runtime.expect(_worker_share(session.config, runtime.count_calls(session.items)), exact=True)
 
 
 def _upcoming(session: pytest.Session, item: pytest.Item, window: int) -> list[pytest.Item]:

@@ -111,11 +111,7 @@ class Runtime:
         wanted = self.executor == "process"
         started = self._scheduler is not None
         if wanted and not started:
-            from pytest_jeval.runner.callproc import ProcessCallScheduler
-
-            scheduler = self.scheduler
-            if isinstance(scheduler, ProcessCallScheduler):
-                scheduler.start()
+            self.scheduler.start()
         elif exact and started and not wanted and self.stats.submitted == 0:
             self.close()
             self._scheduler = None
@@ -181,6 +177,11 @@ class Runtime:
             return
         for (endpoint, request), future in zip(calls, self.scheduler.submit_many(calls)):
             self._prefetched.setdefault(request.cache_key(endpoint), collections.deque()).append(future)
+
+    def estimated_calls(self) -> int:
+        """Samples x models still to run, before collection (which may deselect some)."""
+        total = sum(len(self.plan.samples(name)[0]) for name in self.plan.benchmarks) * len(self.plan.models)
+        return max(0, total - sum(len(done) for done in self.resumed.values()))
 
     def count_calls(self, items: Iterable[pytest.Item]) -> int:
         """How many of ``items`` will send their sample's prompt (not resumed, not from a plain test)."""

@@ -8,6 +8,8 @@ run goes on without losing or repeating a sample.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -266,3 +268,17 @@ def test_close_cancels_what_is_pending_and_reaps_the_helper() -> None:
         scheduler.close()
     assert all(f.cancelled() for f in futures)
     assert pid is not None and not Path(f"/proc/{pid}").exists()  # exited and reaped
+
+
+def test_an_idle_helper_exits_when_its_parent_goes_away() -> None:
+    """End of file on the socket, as when the pytest process dies, ends the helper even with no call in flight."""
+    scheduler = ProcessCallScheduler()
+    scheduler.start()
+    assert scheduler._proc is not None and scheduler._conn is not None
+    try:
+        # what the kernel does to the socket when its owner dies: the helper reads end of file
+        with socket.socket(fileno=os.dup(scheduler._conn.fileno())) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+        assert scheduler._proc.wait(timeout=30) == 0
+    finally:
+        scheduler.close()

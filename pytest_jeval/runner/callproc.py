@@ -31,12 +31,15 @@ import tempfile
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from pytest_jeval.engines.base import EndpointError, Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.runner.cache import ResponseCache
 from pytest_jeval.runner.scheduler import Call, CallCore, CallScheduler, SchedulerStats
+
+#: A call sent to the child and not answered yet: its future, and what to resend.
+_Pending = tuple["concurrent.futures.Future[Reply]", Endpoint, ChatRequest, bool]
 
 #: How long close() waits for the child to finish its goodbyes before killing it.
 _CLOSE_TIMEOUT = 10.0
@@ -50,7 +53,7 @@ class ProcessCallScheduler:
         self._child_stats = SchedulerStats()
         self._submitted = 0
         self._exits = 0
-        self._pending: dict[int, tuple[concurrent.futures.Future[Reply], Endpoint, ChatRequest, bool]] = {}
+        self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._proc: Optional[subprocess.Popen[bytes]] = None
@@ -62,7 +65,7 @@ class ProcessCallScheduler:
         self._stderr: Optional[Any] = None
 
     # -- the child ----------------------------------------------------------------------
-    def _start(self) -> Connection:
+    def _start(self) -> None:
         import pytest_jeval
 
         parent_sock, child_sock = socket.socketpair()
@@ -91,7 +94,6 @@ class ProcessCallScheduler:
         self._conn = conn
         self._reader = threading.Thread(target=self._read, args=(conn,), name="jeval-calls-reader", daemon=True)
         self._reader.start()
-        return conn
 
     def _read(self, conn: Connection) -> None:
         """Resolve futures as the child's answers arrive; on EOF, hand what is left to a thread."""
@@ -120,11 +122,16 @@ class ProcessCallScheduler:
             self._exits += 1
             self._conn = None
             self._child_stats = dataclasses.replace(self._child_stats, in_flight=0)
-            self._fallback = fallback = self._fallback or self._thread_scheduler()
         if self._proc is not None:
             status = self._proc.wait()
             self._errors += (f"exit status {status}{self._stderr_tail()}",)
-        for future, endpoint, request, use_cache in pending.values():
+        self._resend(pending.values())
+
+    def _resend(self, entries: Iterable[_Pending]) -> None:
+        """Send calls the child will never answer from a thread of this process instead."""
+        with self._lock:
+            self._fallback = fallback = self._fallback or self._thread_scheduler()
+        for future, endpoint, request, use_cache in entries:
             if not future.done():
                 _chain(fallback.submit(endpoint, request, use_cache=use_cache), future)
 
@@ -192,12 +199,9 @@ class ProcessCallScheduler:
             conn.send(("submit", batch))
         except (OSError, ValueError):  # the child is gone, and the reader may not have noticed yet
             self._child_gone()
-            with self._lock:
+            with self._lock:  # what _child_gone did not take (the reader got there first)
                 orphans = [self._pending.pop(no) for no, *_ in batch if no in self._pending]
-                fallback = self._fallback or self._thread_scheduler()
-                self._fallback = fallback
-            for future, endpoint, request, use_cache in orphans:
-                _chain(fallback.submit(endpoint, request, use_cache=use_cache), future)
+            self._resend(orphans)
         return futures
 
     def call(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> Reply:

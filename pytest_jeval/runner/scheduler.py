@@ -84,6 +84,9 @@ class Scheduler(Protocol):
     def submit_many(self, calls: Sequence[Call], *, use_cache: bool = True) -> list[concurrent.futures.Future[Reply]]:
         """Schedule several calls at once, in order."""
 
+    def start(self) -> None:
+        """Get ready for calls now rather than at the first one."""
+
     def close(self) -> None:
         """Cancel what is still pending and release the clients."""
 
@@ -185,6 +188,10 @@ class CallScheduler:
                 ready.wait()
                 self._loop = loop
             return self._loop
+
+    def start(self) -> None:
+        """Start the loop thread now rather than at the first call."""
+        self._ensure_loop()
 
     def close(self) -> None:
         """Cancel what is still pending, close the clients and stop the loop."""
