@@ -58,9 +58,9 @@ def catalog_rows() -> list[dict[str, Any]]:
 
 
 def catalog_markdown() -> str:
-    """The catalog as a Markdown table (name, category, dataset, samples, scorer), for the README.
+    """The catalog as a Markdown table (name, category, dataset, samples, scorer), for docs/benchmarks.md.
 
-    The README's block between ``<!-- catalog:start -->`` and ``<!-- catalog:end -->``
+    The block in docs/benchmarks.md between ``<!-- catalog:start -->`` and ``<!-- catalog:end -->``
     is this text; ``tests/test_catalog.py`` checks that it has not drifted.
     """
 

@@ -1,6 +1,6 @@
-"""The README's benchmark table is the catalog, and ``pytest --jeval-list`` lists every built-in.
+"""The benchmark table in docs/benchmarks.md is the catalog, and ``pytest --jeval-list`` lists every built-in.
 
-When a benchmark is added or changed, regenerate the README block with::
+When a benchmark is added or changed, regenerate the docs block with::
 
     .venv/bin/python tests/test_catalog.py
 """
@@ -15,31 +15,31 @@ import pytest
 
 from pytest_jeval.catalog import builtin_benchmarks, builtin_names, catalog_markdown, catalog_rows
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+CATALOG_DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 START, END = "<!-- catalog:start -->", "<!-- catalog:end -->"
 # the benchmarks of the catalog issue; more may be added, none may disappear
 EXPECTED = {"supergpqa", "gpqa", "mmlu-pro", "truthfulqa-mc", "math500", "gsm8k", "natural-reasoning",
             "simpleqa", "hle", "frames", "wildchat", "gaia"}
 
 
-def readme_block(text: str) -> str:
+def catalog_block(text: str) -> str:
     m = re.search(re.escape(START) + r"\n(.*?)" + re.escape(END), text, re.DOTALL)
-    assert m, f"README.md lacks the {START} ... {END} markers"
+    assert m, f"docs/benchmarks.md lacks the {START} ... {END} markers"
     return m.group(1)
 
 
 def regenerate() -> None:
-    """Rewrite the README block from the catalog."""
-    text = README.read_text(encoding="utf-8")
-    block = readme_block(text)
+    """Rewrite the docs block from the catalog."""
+    text = CATALOG_DOC.read_text(encoding="utf-8")
+    block = catalog_block(text)
     new = text.replace(f"{START}\n{block}{END}", f"{START}\n{catalog_markdown()}{END}", 1)
-    README.write_text(new, encoding="utf-8")
+    CATALOG_DOC.write_text(new, encoding="utf-8")
 
 
-def test_readme_table_is_the_catalog() -> None:
-    block = readme_block(README.read_text(encoding="utf-8"))
+def test_docs_table_is_the_catalog() -> None:
+    block = catalog_block(CATALOG_DOC.read_text(encoding="utf-8"))
     assert block == catalog_markdown(), (
-        "the README benchmark table differs from the catalog; run `.venv/bin/python tests/test_catalog.py`")
+        "the docs/benchmarks.md table differs from the catalog; run `.venv/bin/python tests/test_catalog.py`")
 
 
 def test_catalog_markdown_has_one_row_per_benchmark() -> None:
@@ -82,4 +82,4 @@ def test_jeval_list_prints_every_benchmark_and_evaluator(pytester: pytest.Pytest
 
 if __name__ == "__main__":
     regenerate()
-    print(f"updated the catalog block of {README}", file=sys.stderr)
+    print(f"updated the catalog block of {CATALOG_DOC}", file=sys.stderr)
