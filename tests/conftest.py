@@ -1,4 +1,4 @@
-"""Shared fixtures: the real-format public data in ../shared/data and a local OpenAI-compatible server."""
+"""Shared fixtures: the real-format public data in tests/data, a local OpenAI-compatible server, the local_model skip."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 # Imported once here: pytester's in-process runs drop the modules they import, and re-importing
 # datasets (pyarrow extension types) or scipy (C extensions) in the same process fails.
@@ -28,16 +28,35 @@ from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, Fault, last_user_message
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+TEST_DATA = REPO / "tests" / "data"
 SECRET = "sk-jeval-test-SECRET-4711"
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """The folder of real-format public datasets (read-only)."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"the shared test data is missing: {SHARED_DATA}")
-    return SHARED_DATA
+def test_data() -> Path:
+    """The folder of real-format public datasets in the repository, one folder each (read-only; see its READMEs)."""
+    return TEST_DATA
+
+
+def local_model_skip_reason() -> Optional[str]:
+    """Why the bundled local model cannot run here (no llama-cpp-python, or no SmolLM2 GGUF), or None when it can."""
+    from pytest_jeval.engines.local import LocalModelError, check_llama_cpp, find_bundled_gguf
+
+    try:
+        check_llama_cpp()
+        find_bundled_gguf()
+    except LocalModelError as exc:
+        return f"local_model: {exc}"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the ``local_model`` tests, with the reason, where llama-cpp-python or the GGUF is missing."""
+    marked = [item for item in items if item.get_closest_marker("local_model") is not None]
+    reason = local_model_skip_reason() if marked else None
+    if reason is not None:
+        for item in marked:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @dataclass
@@ -117,16 +136,16 @@ class JevalProject:
         return json.loads((self.pytester.path / out / f"{benchmark}_{model}.jsonl.summary.json").read_text())
 
 
-def gsm_rows(shared: Path, n: int) -> list[dict[str, Any]]:
+def gsm_rows(data: Path, n: int) -> list[dict[str, Any]]:
     """The first ``n`` rows of the real GSM8K test file."""
-    lines = (shared / "gsm8k" / "test.jsonl").read_text(encoding="utf-8").splitlines()[:n]
+    lines = (data / "gsm8k" / "test.jsonl").read_text(encoding="utf-8").splitlines()[:n]
     return [json.loads(line) for line in lines]
 
 
 @pytest.fixture
-def jeval_project(pytester: pytest.Pytester, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[JevalProject]:
+def jeval_project(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[JevalProject]:
     """Ten GSM8K rows, a server that knows their answers (rows 1, 4 wrong; 2 garbage; 3 failing)."""
-    rows = gsm_rows(shared_data, 10)
+    rows = gsm_rows(test_data, 10)
     (pytester.path / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     script = GsmScript(rows, wrong={1, 4}, garbage={2}, failing={3})
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)

@@ -1,4 +1,4 @@
-"""The code benchmarks: humaneval (real data in ../shared/data) and livecodebench (local files in the hub schema).
+"""The code benchmarks: humaneval (real data in tests/data/humaneval) and livecodebench (local files in the hub schema).
 
 Every verdict here comes from code really executed in the sandbox
 (``pytest_jeval.sandbox``); nothing is mocked but the model, which is a local
@@ -39,8 +39,8 @@ LCB_FILE = HERE / "data" / "livecodebench" / "code_generation_lite_sample.jsonl"
 KEY = "sk-jeval-code-tests"
 
 
-def humaneval_rows(shared: Path) -> list[dict[str, Any]]:
-    with gzip.open(shared / "humaneval" / "HumanEval.jsonl.gz", "rt", encoding="utf-8") as fh:
+def humaneval_rows(data: Path) -> list[dict[str, Any]]:
+    with gzip.open(data / "humaneval" / "HumanEval.jsonl.gz", "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh]
 
 
@@ -86,9 +86,9 @@ def by_prompt(answers: dict[str, Callable[[str], str]]) -> Callable[[dict[str, A
 
 
 def test_humaneval_canonical_solutions_pass_164_of_164_through_the_plugin(
-    pytester: pytest.Pytester, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rows = humaneval_rows(shared_data)
+    rows = humaneval_rows(test_data)
     assert len(rows) == 164
     # The server answers each prompt with its canonical solution: an indented body, unfenced.
     solutions = {row["prompt"]: row["canonical_solution"] for row in rows}
@@ -99,7 +99,7 @@ def test_humaneval_canonical_solutions_pass_164_of_164_through_the_plugin(
     monkeypatch.setenv("JEVAL_CODE_KEY", KEY)
     with FakeOpenAIServer(by_prompt({"canonical": canonical}), api_key=KEY) as server:
         suite = write_suite(pytester, server.base_url, ["canonical"], "humaneval",
-                            str(shared_data / "humaneval" / "HumanEval.jsonl.gz"), "max_exec_workers = 2")
+                            str(test_data / "humaneval" / "HumanEval.jsonl.gz"), "max_exec_workers = 2")
         result = pytester.runpytest("--jeval-config", str(suite), "-n", "0", "-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=164)
     records = read_jsonl(pytester.path / "out" / "humaneval_canonical.jsonl")
@@ -115,8 +115,8 @@ def test_humaneval_canonical_solutions_pass_164_of_164_through_the_plugin(
     assert summary["outcome_reasons"] == {"passed": 164}
 
 
-def test_humaneval_return_none_passes_at_most_a_handful(shared_data: Path) -> None:
-    samples = [he_sample(row) for row in humaneval_rows(shared_data)]
+def test_humaneval_return_none_passes_at_most_a_handful(test_data: Path) -> None:
+    samples = [he_sample(row) for row in humaneval_rows(test_data)]
     jobs = [functools.partial(he.score_humaneval, "    return None\n", s) for s in samples]
     scores = run_jobs(jobs, workers=8)  # sandbox start-up is latency more than CPU: overlap it
     passed = [s.id for s, sc in zip(samples, scores) if sc is not None and sc.correct]
@@ -127,8 +127,8 @@ def test_humaneval_return_none_passes_at_most_a_handful(shared_data: Path) -> No
 
 @pytest.mark.parametrize("shape", ["fenced-function", "fenced-body", "raw-unindented-body", "stripped-first-line",
                                    "think-then-fence", "whole-prompt-repeated"])
-def test_humaneval_extraction_shapes(shared_data: Path, shape: str) -> None:
-    row = humaneval_rows(shared_data)[2]  # truncate_number: return number % 1.0
+def test_humaneval_extraction_shapes(test_data: Path, shape: str) -> None:
+    row = humaneval_rows(test_data)[2]  # truncate_number: return number % 1.0
     assert row["entry_point"] == "truncate_number"
     body = row["canonical_solution"]
     signature = "def truncate_number(number: float) -> float:\n"
@@ -146,8 +146,8 @@ def test_humaneval_extraction_shapes(shared_data: Path, shape: str) -> None:
     assert result.metadata["mode"] == expected_mode
 
 
-def test_humaneval_failure_reasons_are_recorded(shared_data: Path) -> None:
-    row = humaneval_rows(shared_data)[2]
+def test_humaneval_failure_reasons_are_recorded(test_data: Path) -> None:
+    row = humaneval_rows(test_data)[2]
     sample = he_sample(row)
     cases = {
         "wrong answer": "    return number\n",
@@ -176,8 +176,8 @@ def test_humaneval_failure_reasons_are_recorded(shared_data: Path) -> None:
     assert leak.correct is True, leak.metadata
 
 
-def test_humaneval_no_code_is_unscored(shared_data: Path) -> None:
-    sample = he_sample(humaneval_rows(shared_data)[0])
+def test_humaneval_no_code_is_unscored(test_data: Path) -> None:
+    sample = he_sample(humaneval_rows(test_data)[0])
     assert he.score_humaneval("", sample).unscored
     assert he.score_humaneval("```java\nclass A {}\n```", sample).unscored
 

@@ -16,8 +16,8 @@ from pytest_jeval.dataset import load_samples
 # --------------------------------------------------------------------------- math500
 
 
-def test_math500_subset_end_to_end(pytester: pytest.Pytester, shared_data: Path) -> None:
-    path = shared_data / "math500" / "test.jsonl"
+def test_math500_subset_end_to_end(pytester: pytest.Pytester, test_data: Path) -> None:
+    path = test_data / "math500" / "test.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     right = rows[:16]  # assorted answers: tuples, fractions, text, intervals, ...
     wrong = [r for r in rows[16:] if re.fullmatch(r"\d+", r["answer"])][:6]  # integer golds, answered off by one

@@ -150,8 +150,8 @@ def test_truthfulqa_hub_schema_through_the_plugin(pytester: pytest.Pytester) -> 
         assert set(p.records("truthfulqa-mc")) == {"truthfulqa-mc-0", "truthfulqa-mc-1", "truthfulqa-mc-2"}
 
 
-def test_truthfulqa_real_mc_task_file_loads(shared_data: Path) -> None:
-    path = shared_data / "truthfulqa" / "data" / "mc_task.json"
+def test_truthfulqa_real_mc_task_file_loads(test_data: Path) -> None:
+    path = test_data / "truthfulqa" / "data" / "mc_task.json"
     raw = json.loads(path.read_text(encoding="utf-8"))
     samples, skipped = load_samples(bench_truthfulqa_mc.BENCHMARK, files=[path], split="validation")
     assert (len(samples), skipped) == (790, 0)
@@ -166,8 +166,8 @@ def test_truthfulqa_real_mc_task_file_loads(shared_data: Path) -> None:
     assert golds["A"] < 0.4 * len(samples) and len(golds) >= 5
 
 
-def test_truthfulqa_real_file_scores_through_the_plugin(pytester: pytest.Pytester, shared_data: Path) -> None:
-    path = shared_data / "truthfulqa" / "data" / "mc_task.json"
+def test_truthfulqa_real_file_scores_through_the_plugin(pytester: pytest.Pytester, test_data: Path) -> None:
+    path = test_data / "truthfulqa" / "data" / "mc_task.json"
     raw = json.loads(path.read_text(encoding="utf-8"))
     chosen = list(range(0, 790, 79))  # 10 records
     key_to_answer = {raw[i]["question"]: next(k for k, v in raw[i]["mc1_targets"].items() if v == 1) for i in chosen}

@@ -72,8 +72,8 @@ def stable(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CacheProject]:
-    rows = gsm_rows(shared_data, N)
+def project(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CacheProject]:
+    rows = gsm_rows(test_data, N)
     (pytester.path / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
     with FakeOpenAIServer(GsmScript(rows, wrong={1}, garbage={2}), api_key=SECRET) as server:

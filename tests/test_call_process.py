@@ -86,9 +86,9 @@ class Project:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+def project(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
-    return Project(pytester, gsm_rows(shared_data, 30))
+    return Project(pytester, gsm_rows(test_data, 30))
 
 
 def test_process_executor_records_match_the_thread_ones(project: Project) -> None:

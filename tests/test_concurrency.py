@@ -59,14 +59,14 @@ class Project:
         return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def project_with(pytester: pytest.Pytester, shared_data: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> Project:
+def project_with(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> Project:
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
-    return Project(pytester, gsm_rows(shared_data, n))
+    return Project(pytester, gsm_rows(test_data, n))
 
 
-def test_max_concurrency_bounds_the_requests_in_flight(pytester: pytest.Pytester, shared_data: Path,
+def test_max_concurrency_bounds_the_requests_in_flight(pytester: pytest.Pytester, test_data: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    p = project_with(pytester, shared_data, monkeypatch, 50)
+    p = project_with(pytester, test_data, monkeypatch, 50)
     with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.3) as server:  # unlimited slots
         result = pytester.runpytest("--jeval-config", str(p.suite(server, run="max_concurrency = 8")))
         result.assert_outcomes(passed=50)
@@ -76,9 +76,9 @@ def test_max_concurrency_bounds_the_requests_in_flight(pytester: pytest.Pytester
     assert len(p.records()) == 50
 
 
-def test_model_max_concurrency_overrides_run(pytester: pytest.Pytester, shared_data: Path,
+def test_model_max_concurrency_overrides_run(pytester: pytest.Pytester, test_data: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    p = project_with(pytester, shared_data, monkeypatch, 12)
+    p = project_with(pytester, test_data, monkeypatch, 12)
     with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.2) as server:
         suite = p.suite(server, run="max_concurrency = 8", model="max_concurrency = 3")
         pytester.runpytest("--jeval-config", str(suite)).assert_outcomes(passed=12)
@@ -86,9 +86,9 @@ def test_model_max_concurrency_overrides_run(pytester: pytest.Pytester, shared_d
         assert server.request_count == 12
 
 
-def test_default_concurrency_is_32(pytester: pytest.Pytester, shared_data: Path,
+def test_default_concurrency_is_32(pytester: pytest.Pytester, test_data: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    p = project_with(pytester, shared_data, monkeypatch, 40)
+    p = project_with(pytester, test_data, monkeypatch, 40)
     with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.5) as server:
         pytester.runpytest("--jeval-config", str(p.suite(server))).assert_outcomes(passed=40)
         assert server.max_in_flight == 32
@@ -97,10 +97,10 @@ def test_default_concurrency_is_32(pytester: pytest.Pytester, shared_data: Path,
 ITEM_LINE = re.compile(r"^suite\.toml::gsm8k::test_gsm8k\[test-model/(gsm8k-\d+)\] (PASSED|FAILED|ERROR)")
 
 
-def test_items_report_in_collection_order(pytester: pytest.Pytester, shared_data: Path,
+def test_items_report_in_collection_order(pytester: pytest.Pytester, test_data: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     n = 24
-    p = project_with(pytester, shared_data, monkeypatch, n)
+    p = project_with(pytester, test_data, monkeypatch, n)
     script = GsmScript(p.rows, wrong={3, 17})
 
     def later_rows_answer_first(body: dict[str, Any], attempt: int) -> Any:
@@ -155,10 +155,10 @@ def test_judged(sample, response, judge, score):
 
 
 @pytest.mark.parametrize("executor", ["thread", "process"])
-def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, shared_data: Path,
+def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, test_data: Path,
                                               monkeypatch: pytest.MonkeyPatch, executor: str) -> None:
     n = 16
-    p = project_with(pytester, shared_data, monkeypatch, n)
+    p = project_with(pytester, test_data, monkeypatch, n)
     (pytester.path / "bench_judged.py").write_text(JUDGED_BENCH)
     script = GsmScript(p.rows)
 

@@ -13,8 +13,8 @@ from pytest_jeval.dataset import DatasetLoadError, load_samples
 
 
 @pytest.fixture
-def gsm_file(shared_data: Path) -> Path:
-    return shared_data / "gsm8k" / "test.jsonl"
+def gsm_file(test_data: Path) -> Path:
+    return test_data / "gsm8k" / "test.jsonl"
 
 
 def test_real_gsm8k_file_loads_with_index_ids(gsm_file: Path) -> None:

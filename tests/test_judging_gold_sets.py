@@ -1,4 +1,4 @@
-"""The real gold sets in ../shared/data: LLMBar (pairwise), HaluEval (hallucination), WMT MQM (translation), BFCL (tool calls).
+"""The real gold sets in tests/data: LLMBar (pairwise), HaluEval (hallucination), WMT MQM (translation), BFCL (tool calls).
 
 Small subsets are copied into a temporary folder and run as one suite against a
 local server whose verdicts are scripted per item, so every metric is known in
@@ -27,13 +27,13 @@ from pytest_jeval.judging.gold import (
 )
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-BFCL = SHARED / "bfcl" / "data"
+DATA = Path(__file__).resolve().parent / "data"
+BFCL = DATA / "bfcl" / "data"
 
 
 # -- LLMBar --------------------------------------------------------------------------------------
 def llmbar_subset() -> list[dict[str, Any]]:
-    return llmbar_rows(SHARED / "llmbar" / "Dataset" / "LLMBar" / "Natural" / "dataset.json")[:20]
+    return llmbar_rows(DATA / "llmbar" / "Dataset" / "LLMBar" / "Natural" / "dataset.json")[:20]
 
 
 def llmbar_answer(row: dict[str, Any], k: int, swapped: bool) -> Any:
@@ -66,7 +66,7 @@ def llmbar_rule(rows: list[dict[str, Any]]) -> Any:
 
 # -- HaluEval ------------------------------------------------------------------------------------
 def halueval_subset() -> list[dict[str, Any]]:
-    rows = halueval_rows(SHARED / "halueval" / "data" / "general_data.json")
+    rows = halueval_rows(DATA / "halueval" / "data" / "general_data.first37.json")
     hallucinated = [r for r in rows if r["gold"] is False][:15]
     clean = [r for r in rows if r["gold"] is True][:15]
     return sorted(hallucinated + clean, key=lambda r: int(r["id"].split("-")[1]))
@@ -91,8 +91,8 @@ OFFSETS = [0, 1, -1, 2, -2]
 
 
 def wmt_subset() -> list[dict[str, Any]]:
-    rows = wmt_mqm_rows(SHARED / "wmt_mqm_ted_ende" / "mqm_ted_ende.seg1-118.tsv",
-                        SHARED / "wmt_mqm_ted_ende" / "mqm_ted_ende.avg_seg_scores.seg1-118.tsv")
+    rows = wmt_mqm_rows(DATA / "wmt_mqm_ted_ende" / "mqm_ted_ende.subset.tsv",
+                        DATA / "wmt_mqm_ted_ende" / "mqm_ted_ende.avg_seg_scores.subset.tsv")
     picked: list[dict[str, Any]] = []
     for level in range(5):
         picked += [r for r in rows if r["gold"] == level][:5]

@@ -45,9 +45,9 @@ def _gone(pid: int, within: float) -> bool:
     return False
 
 
-def test_sigkill_then_resume(pytester: pytest.Pytester, shared_data, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sigkill_then_resume(pytester: pytest.Pytester, test_data, monkeypatch: pytest.MonkeyPatch) -> None:
     """Killed with its HTTP client in a helper process: the helper goes too, and the resume completes."""
-    rows = gsm_rows(shared_data, 40)
+    rows = gsm_rows(test_data, 40)
     (pytester.path / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
     script = GsmScript(rows)

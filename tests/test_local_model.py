@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.local_model  # skipped, with the reason, where llama-cpp-python or the GGUF is missing
+
 
 def test_local_model_answers_and_is_deterministic(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("suite.toml").write_text(

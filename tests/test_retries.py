@@ -95,9 +95,9 @@ class Project:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
+def project(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
-    yield Project(pytester, gsm_rows(shared_data, 4))
+    yield Project(pytester, gsm_rows(test_data, 4))
 
 
 def requests_for(server: FakeOpenAIServer, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -149,10 +149,10 @@ class FaultRun:
 
 @pytest.fixture(scope="module", params=["thread", "process"])
 def fault_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-              shared_data: Path) -> Iterator[FaultRun]:
+              test_data: Path) -> Iterator[FaultRun]:
     """The run, with the HTTP client on a thread of pytest and in the helper call process."""
     root = tmp_path_factory.mktemp("faults")
-    rows = gsm_rows(shared_data, 10)
+    rows = gsm_rows(test_data, 10)
     (root / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     responder = Flaky(GsmScript(rows), faults=FIRST_ATTEMPTS, always=EVERY_ATTEMPT)
     with FakeOpenAIServer(responder, api_key=SECRET) as server:
@@ -238,11 +238,11 @@ def _run_collect(project: Project, server: FakeOpenAIServer, out: str,
 
 
 @pytest.mark.parametrize("executor", ["thread", "process"])
-def test_ten_percent_faults_lose_nothing(pytester: pytest.Pytester, shared_data: Path,
+def test_ten_percent_faults_lose_nothing(pytester: pytest.Pytester, test_data: Path,
                                          monkeypatch: pytest.MonkeyPatch, executor: str) -> None:
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
     n = 64
-    project = Project(pytester, gsm_rows(shared_data, n))
+    project = Project(pytester, gsm_rows(test_data, n))
     script = GsmScript(project.rows, wrong=set(range(3, n, 7)), garbage={5, 40})
     with FakeOpenAIServer(script, api_key=SECRET, latency=0.02) as clean:
         clean_result, clean_records = _run_collect(project, clean, "clean")

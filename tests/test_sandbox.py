@@ -31,16 +31,7 @@ LINUX = sys.platform.startswith("linux")
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def shared_data(relative: str) -> pathlib.Path:
-    """A file under shared/data, which lies inside or beside the checkout."""
-    root = pathlib.Path(__file__).resolve().parents[1]
-    for base in (root / "shared" / "data", root.parent / "shared" / "data"):
-        if (base / relative).exists():
-            return base / relative
-    return root.parent / "shared" / "data" / relative
-
-
-HUMANEVAL = shared_data("humaneval/HumanEval.jsonl.gz")
+HUMANEVAL = pathlib.Path(__file__).resolve().parent / "data" / "humaneval" / "HumanEval.jsonl.gz"
 
 
 def processes_in(directory: str) -> list[int]:
@@ -221,8 +212,6 @@ def test_basic_isolation_fallback_still_limits(monkeypatch: pytest.MonkeyPatch) 
 
 @pytest.fixture(scope="module")
 def humaneval() -> list[dict]:
-    if not HUMANEVAL.exists():
-        pytest.skip("shared HumanEval data not available")
     with gzip.open(HUMANEVAL, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh]
 

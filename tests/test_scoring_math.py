@@ -24,16 +24,7 @@ from pytest_jeval.scoring.math_equiv import (
 )
 
 
-def shared_data(relative: str) -> pathlib.Path:
-    """A file under shared/data, which lies inside or beside the checkout."""
-    root = pathlib.Path(__file__).resolve().parents[1]
-    for base in (root / "shared" / "data", root.parent / "shared" / "data"):
-        if (base / relative).exists():
-            return base / relative
-    return root.parent / "shared" / "data" / relative
-
-
-MATH500 = shared_data("math500/test.jsonl")
+MATH500 = pathlib.Path(__file__).resolve().parent / "data" / "math500" / "test.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -184,8 +175,6 @@ def rerender(answer: str) -> str:
 
 @pytest.fixture(scope="module")
 def math500() -> list[dict]:
-    if not MATH500.exists():
-        pytest.skip("shared MATH-500 data not available")
     with MATH500.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh]
 

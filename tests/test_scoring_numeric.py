@@ -16,16 +16,7 @@ from pytest_jeval.scoring.numeric import (
 )
 
 
-def shared_data(relative: str) -> pathlib.Path:
-    """A file under shared/data, which lies inside or beside the checkout."""
-    root = pathlib.Path(__file__).resolve().parents[1]
-    for base in (root / "shared" / "data", root.parent / "shared" / "data"):
-        if (base / relative).exists():
-            return base / relative
-    return root.parent / "shared" / "data" / relative
-
-
-GSM8K = shared_data("gsm8k/test.jsonl")
+GSM8K = pathlib.Path(__file__).resolve().parent / "data" / "gsm8k" / "test.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -95,8 +86,6 @@ def test_score_numeric_metadata_and_unscored() -> None:
 
 @pytest.fixture(scope="module")
 def gsm8k_rows() -> list[dict]:
-    if not GSM8K.exists():
-        pytest.skip("shared GSM8K data not available")
     with GSM8K.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh]
 
