@@ -38,14 +38,15 @@ _BARE_UNIT = re.compile(rf"(.*?[\d}}])(?:{_WORD_UNITS})(?:\^\{{?[23]\}}?)?", re.
 # "final answer is", "the answer is", "Answer:", also qualified: "the answer for $k$ is".
 _STATEMENT = re.compile(
     r"(?:final\s+answer|the\s+answer|\banswer(?=\s*:))"
-    r"(?:\s+(?:for|to|of|in)\s+[^\n:=]{1,40}?(?=\s+is\b))?\s*(?:is\b|:|=)\s*:?\s*([^\n]+)",
+    r"(?:\s+(?:for|to|of|in)\s+(?:\$[^$\n]{0,40}\$|[^\n:=$]){1,40}?(?=\s+is\b))?"
+    r"\s*(?:is\b|:|=)\s*:?\s*([^\n]+)",
     re.IGNORECASE,
 )
 # Where prose starts after a stated answer (searched outside $...$ only): a sentence
 # end, a semicolon, or a clause word such as "because" / ", which".
 _PROSE = re.compile(
-    r"\.\s+(?=[A-Z])|\.\s*$|\s*;|,?\s+(?:because|since|as|so|which|where|when|while|given|hence|thus"
-    r"|therefore|but|if|unless|i\.e\.|e\.g\.|that\s+is|I\s+hope)\b",
+    r"\.\s+(?=[A-Z])|\.\s*$|(?<!\\);|,?[ \t]{1,8}(?:because|since|as|so|which|where|when|while|given|hence|thus"
+    r"|therefore|but|if|unless|i\.e\.|e\.g\.|that[ \t]is|I[ \t]hope)\b",
 )
 _LEAD_IN = re.compile(r"[\s*_`]*(?:(?:so|thus|hence|therefore),?\s+)?(?:the\s+)?", re.IGNORECASE)
 _MATH_SPAN = re.compile(r"\$+[^$]+\$+")

@@ -40,7 +40,7 @@ _HASHES = re.compile(r"####\s*([^\n]*)")
 # answer. Between them only spaces, markdown, ":", an em dash, or a dash that a space
 # follows: a dash touching the number is its sign ("Answer: -12").
 _STATEMENT = re.compile(
-    r"\b(?:final\s+answer|answer)\b(?:\s+(?:for|to|of|in)\s+[^\n:=]{1,40}?(?=\s+is\b))?"
+    r"\b(?:final\s+answer|answer)\b(?:\s+(?:for|to|of|in)\s+(?:\$[^$\n]{0,40}\$|[^\n:=$]){1,40}?(?=\s+is\b))?"
     r"[ \t*_`]*(?:is\b|:|=|[-\u2013\u2014](?=\s)|would\s+be\b|will\s+be\b|should\s+be\b)"
     r"(?:[\s*_`:\u2014]|[-\u2013](?=\s))*([^\n]*)",
     re.IGNORECASE,
