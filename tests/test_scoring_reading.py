@@ -135,6 +135,10 @@ def test_equation_answers_score_against_math_golds() -> None:
         ("The answer to part (a) is $x^2+1$; part (b) follows.", "x^2+1"),
         ("Thus the final answer for $n = 3$ is $\\sqrt{2}$.", "\\sqrt{2}"),
         ("So the answer is Evelyn.", "Evelyn"),
+        ("**Answer:** 5", "5"),  # markdown around the statement or the answer
+        ("**Answer**: $\\frac{1}{2}$", "\\frac{1}{2}"),
+        ("The final answer is **42**.", "42"),
+        ("Answer: `7`.", "7"),
     ],
 )
 def test_math_statement_reduced_to_its_answer(text: str, expected: str) -> None:

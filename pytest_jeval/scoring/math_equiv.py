@@ -37,9 +37,9 @@ _UNIT_TEXT = re.compile(rf"{_TEXT_CMD}\{{\s*(?:{_UNITS})\s*\}}(?:\s*\^\s*\{{?\s*
 _BARE_UNIT = re.compile(rf"(.*?[\d}}])(?:{_WORD_UNITS})(?:\^\{{?[23]\}}?)?", re.IGNORECASE)
 # "final answer is", "the answer is", "Answer:", also qualified: "the answer for $k$ is".
 _STATEMENT = re.compile(
-    r"(?:final\s+answer|the\s+answer|\banswer(?=\s*:))"
+    r"(?:final\s+answer|the\s+answer|\banswer(?=[ \t*_`]{0,6}:))"
     r"(?:\s+(?:for|to|of|in)\s+(?:\$[^$\n]{0,40}\$|[^\n:=$]){1,40}?(?=\s+is\b))?"
-    r"\s*(?:is\b|:|=)\s*:?\s*([^\n]+)",
+    r"[ \t*_`]{0,6}(?:is\b|:|=)[ \t*_`]{0,6}:?\s*([^\n]+)",
     re.IGNORECASE,
 )
 # Where prose starts after a stated answer (searched outside $...$ only): a sentence
@@ -77,7 +77,7 @@ def final_math_answer(text: str) -> str | None:
     maths = re.findall(r"\$+([^$]+)\$+", answer)
     if maths:
         answer = maths[-1]
-    answer = answer.strip().rstrip(".").strip()
+    answer = answer.strip().lstrip("*`").rstrip(".*` \t").strip()  # markdown: "**42**.", "`7`"
     return answer or None
 
 
