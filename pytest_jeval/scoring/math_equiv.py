@@ -5,9 +5,14 @@
 1. ``string``   - equal after ``normalize_latex`` (cheap, handles formatting noise);
 2. ``numeric``  - both sides are plain numbers (``0.5``, ``\\frac{1}{2}``, ``1/2``,
    ``10,080``, ``137\\frac12``): compared with a relative tolerance of 1e-6. If
-   both are numbers this step is final - ``11`` is never "symbolically" ``10``;
+   both are numbers this step is final - ``11`` is never "symbolically" ``10``.
+   A list of several numbers is never equal to one number (``2, 3`` is not ``23``,
+   ``1, 250`` is not ``1250``: a comma groups thousands only when written tight);
 3. ``symbolic`` - math-verify (LaTeX -> SymPy) in a killable worker process
    with a time bound (see ``_symbolic``).
+
+The reading rules (answer statements, prose, equations, commas) are documented in
+docs/scoring.md.
 """
 
 from __future__ import annotations
