@@ -234,6 +234,18 @@ C: NOT_ATTEMPTED
 Just return the letters "A", "B", or "C", with no text around it."""
 
 SIMPLEQA_GRADES = {"A": "CORRECT", "B": "INCORRECT", "C": "NOT_ATTEMPTED"}
+# A sentence that states a grade letter: "The grade is B", "Grade: C", "My final
+# verdict: **A**", "This is a B", "It's an A", "I would grade it as C", "graded as B".
+# The letter must be a capital standing alone (no letter or digit touching it, so
+# "C-level" or "Bob" never count) and be followed by the end, a space or punctuation.
+_GRADE_STATEMENT = re.compile(
+    r"(?:(?i:\b(?:grade|verdict|rating|assessment|evaluation|answer)\b)[ \t*_`]{0,6}(?i:is\b|:|=|would[ \t]+be\b)"
+    r"|(?i:\b(?:this|that|it)(?:[ \t]+(?:is|would[ \t]+be)\b|'s|\u2019s))"
+    r"|(?i:\b(?:graded?|rated?)\b(?:[ \t]+(?:it|this|the[ \t]+answer))?(?:[ \t]+as\b)?))"
+    r"[ \t*_`\"'(\[]{0,8}(?:(?:an?|the[ \t]+letter|letter|grade)[ \t]+)?[*_`\"'(\[]{0,4}"
+    r"([ABC])(?![A-Za-z0-9])(?=[ \t*_`\"')\].,;:!]|$)",
+    re.MULTILINE,
+)
 _GRADE_LINE = re.compile(r"^[\s*_`#>]*(?i:(?:final\s+)?(?:grade|answer|verdict)\s*(?:is|:|=)\s*)[\s*_`(\[]*([ABC])[\s*_`)\].]*$")
 _GRADE_WORD = re.compile(r"(?<![A-Za-z_])(NOT[_ ]ATTEMPTED|INCORRECT|CORRECT)(?![A-Za-z_])")
 
@@ -242,13 +254,19 @@ def parse_simpleqa_grade(text: str) -> Optional[str]:
     """``CORRECT`` / ``INCORRECT`` / ``NOT_ATTEMPTED`` from a grader reply, or None.
 
     Tried in order: the whole reply is a bare letter (``"B"``, ``"**B**"``, ``"B."``);
-    the grade words in capitals, when only one grade is named; a last line
-    ``Grade: B`` / ``Answer: B``; the final stated letter by the MCQ extractor,
-    which never guesses.
+    the last sentence that states a letter (``"The grade is B"``, ``"This is a B"``,
+    ``"Grade: C"``, ``"I would grade it as **A**"``); the grade words in capitals,
+    when only one grade is named; a last line ``Grade: B`` / ``Answer: B``; the
+    final stated letter by the MCQ extractor. A reply with none of these is not
+    graded (None): a letter is never guessed from a stray capital, and there is
+    no default grade (simple-evals takes the first A/B/C anywhere, else C).
     """
     stripped = (text or "").strip().strip("*_`'\"()[] ").rstrip(".").strip()
     if stripped in SIMPLEQA_GRADES:
         return SIMPLEQA_GRADES[stripped]
+    stated = _GRADE_STATEMENT.findall(text or "")
+    if stated:
+        return SIMPLEQA_GRADES[stated[-1]]
     words = {w.replace(" ", "_") for w in _GRADE_WORD.findall(text or "")}
     if len(words) == 1:
         return words.pop()

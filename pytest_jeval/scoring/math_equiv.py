@@ -5,9 +5,14 @@
 1. ``string``   - equal after ``normalize_latex`` (cheap, handles formatting noise);
 2. ``numeric``  - both sides are plain numbers (``0.5``, ``\\frac{1}{2}``, ``1/2``,
    ``10,080``, ``137\\frac12``): compared with a relative tolerance of 1e-6. If
-   both are numbers this step is final - ``11`` is never "symbolically" ``10``;
+   both are numbers this step is final - ``11`` is never "symbolically" ``10``.
+   A list of several numbers is never equal to one number (``2, 3`` is not ``23``,
+   ``1, 250`` is not ``1250``: a comma groups thousands only when written tight);
 3. ``symbolic`` - math-verify (LaTeX -> SymPy) in a killable worker process
    with a time bound (see ``_symbolic``).
+
+The reading rules (answer statements, prose, equations, commas) are documented in
+docs/scoring.md.
 """
 
 from __future__ import annotations
@@ -35,10 +40,28 @@ _UNITS = _WORD_UNITS + r"|m|s|g|l|in"
 _TEXT_CMD = r"\\(?:text|textbf|textit|textrm|textnormal|mbox|mathrm|mathbf|operatorname)\s*"
 _UNIT_TEXT = re.compile(rf"{_TEXT_CMD}\{{\s*(?:{_UNITS})\s*\}}(?:\s*\^\s*\{{?\s*[23]\s*\}}?)?", re.IGNORECASE)
 _BARE_UNIT = re.compile(rf"(.*?[\d}}])(?:{_WORD_UNITS})(?:\^\{{?[23]\}}?)?", re.IGNORECASE)
+# "final answer is", "the answer is", "Answer:", also qualified: "the answer for $k$ is".
 _STATEMENT = re.compile(
-    r"(?:final\s+answer|the\s+answer|\banswer(?=\s*:))\s*(?:is|:|=)\s*:?\s*([^\n]+)", re.IGNORECASE
+    r"(?:final\s+answer|the\s+answer|\banswer(?=[ \t*_`]{0,6}:))"
+    r"(?:\s+(?:for|to|of|in)\s+(?:\$[^$\n]{0,40}\$|[^\n:=$]){1,40}?(?=\s+is\b))?"
+    r"[ \t*_`]{0,6}(?:is\b|:|=)[ \t*_`]{0,6}:?\s*([^\n]+)",
+    re.IGNORECASE,
 )
+# Where prose starts after a stated answer (searched outside $...$ only): a sentence
+# end, a semicolon, or a clause word such as "because" / ", which".
+_PROSE = re.compile(
+    r"\.\s+(?=[A-Z])|\.\s*$|(?<!\\);|,?[ \t]{1,8}(?:because|since|as|so|which|where|when|while|given|hence|thus"
+    r"|therefore|but|if|unless|i\.e\.|e\.g\.|that[ \t]is|I[ \t]hope)\b",
+)
+_LEAD_IN = re.compile(r"[\s*_`]*(?:(?:so|thus|hence|therefore),?\s+)?(?:the\s+)?", re.IGNORECASE)
+_MATH_SPAN = re.compile(r"\$+[^$]+\$+")
 _TOKEN = r"(\{(?:[^{}]|\{[^{}]*\})*\}|\\[A-Za-z]+|[A-Za-z0-9])"
+_VARIABLE = r"[A-Za-z](?:_\{?\w\}?)?"
+# A comma that a space (or a LaTeX space) follows, between a digit and exactly three
+# digits: without the space it would read as a thousands separator ("1, 250" vs "1,250").
+_ITEM_COMMA = re.compile(r"(?<=\d),(?:\s|\\[,;: ]|~|\\q?quad(?![A-Za-z])){1,12}(?=\d{3}(?!\d))")
+# Arithmetic on numbers only: digits, operators, brackets, \frac, \cdot, \times, \div.
+_ARITHMETIC = re.compile(r"(?=.*\d)(?:[\d.,+\-*/^()\[\]{}]|\\(?:frac|cdot|times|div)(?![A-Za-z]))+")
 
 
 def final_math_answer(text: str) -> str | None:
@@ -49,13 +72,25 @@ def final_math_answer(text: str) -> str | None:
     statements = list(_STATEMENT.finditer(text or ""))
     if not statements:
         return None
-    answer = statements[-1].group(1)
-    answer = re.split(r"\.\s+(?=[A-Z])|\.\s*$", answer.strip())[0]  # cut "5. I hope it is correct."
+    answer = statements[-1].group(1).strip()
+    for _ in range(3):  # "Final Answer: The final answer is 42." names its answer twice
+        inner = _STATEMENT.search(answer)
+        if inner is None or not _LEAD_IN.fullmatch(answer[: inner.start()]):
+            break
+        answer = inner.group(1).strip()
+    answer = _cut_prose(answer)  # "42 because ...", "5. I hope it is correct."
     maths = re.findall(r"\$+([^$]+)\$+", answer)
     if maths:
         answer = maths[-1]
-    answer = answer.strip().rstrip(".").strip()
+    answer = answer.strip().lstrip("*`").rstrip(".*` \t").strip()  # markdown: "**42**.", "`7`"
     return answer or None
+
+
+def _cut_prose(answer: str) -> str:
+    """``answer`` up to the first sentence end or clause word outside ``$...$`` math."""
+    masked = _MATH_SPAN.sub(lambda m: "$" + "0" * (len(m.group(0)) - 2) + "$", answer)
+    m = _PROSE.search(masked)
+    return answer[: m.start()] if m else answer
 
 
 def _fix_fracs(s: str) -> str:
@@ -83,6 +118,8 @@ def normalize_latex(s: str) -> str:
     s = re.sub(r"\\[dt]frac(?![A-Za-z])", r"\\frac", s)
     s = re.sub(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|bigg|Bigg)(?![A-Za-z])\.?", "", s)
     s = re.sub(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])", "", s)
+    s = re.sub(r",[ \t]{0,3}\\![ \t]{0,3}", ",", s).replace("{,}", ",")  # LaTeX thousands: tight commas
+    s = _ITEM_COMMA.sub(",\ue000", s)  # "1, 250" is two items: keep them apart
     s = re.sub(r"\\displaystyle(?![A-Za-z])|\\[!,;:> ]|\\q?quad(?![A-Za-z])|~", "", s)
     s = _UNIT_TEXT.sub("", s)
     s = re.sub(rf"{_TEXT_CMD}\{{([^{{}}]*)\}}", r"\1", s)
@@ -95,11 +132,25 @@ def normalize_latex(s: str) -> str:
     s = _fix_fracs(s)
     s = re.sub(r"\\sqrt(\\[A-Za-z]+|[A-Za-z0-9])", r"\\sqrt{\1}", s)
     s = re.sub(r"(?<![\d}])\.(\d)", r"0.\1", s)
-    m = re.fullmatch(r"[A-Za-z](?:_\{?\w\}?)?(?:=|\\in)(.+)", s)
+    m = re.fullmatch(rf"{_VARIABLE}(?:=|\\in)(.+)", s)
     if m and "=" not in m.group(1):
         s = m.group(1)
+    else:
+        m = re.fullmatch(rf"([^=]+)={_VARIABLE}", s)  # value first: "2 = x" is "x = 2"
+        if m:
+            s = m.group(1)
+    s = _equation_result(s)
     m = re.fullmatch(r"\(([A-Za-z])\)", s)  # "(C)" -> "C"
-    return m.group(1) if m else s
+    s = m.group(1) if m else s
+    return s.replace("\ue000", " ")
+
+
+def _equation_result(s: str) -> str:
+    """``12+30=42`` -> ``42``: an arithmetic chain stands for its result (a number after the last ``=``)."""
+    *sides, result = s.split("=")
+    if sides and all(_ARITHMETIC.fullmatch(side) for side in sides) and _as_number(result) is not None:
+        return result
+    return s
 
 
 _FRAC = re.compile(r"(-?)(\d+)?\\frac\{(-?\d+(?:\.\d+)?)\}\{(-?\d+(?:\.\d+)?)\}")
@@ -123,6 +174,27 @@ def _as_number(normalized: str) -> float | None:
     return result if math.isfinite(result) else None
 
 
+def _number_items(normalized: str) -> list[float] | None:
+    """A normalized answer as a list of numbers (``"2,3"`` -> ``[2, 3]``, ``"1,250"`` -> ``[1250]``), else None.
+
+    A comma separates items unless it groups thousands: tight, before exactly three
+    digits, in a number that reads whole (``normalize_latex`` has already kept
+    ``1, 250`` apart as two items).
+    """
+    items: list[float] = []
+    for chunk in normalized.split(", "):
+        whole = _as_number(chunk)
+        if whole is not None:
+            items.append(whole)
+            continue
+        for part in chunk.split(","):
+            value = _as_number(part)
+            if value is None:
+                return None
+            items.append(value)
+    return items
+
+
 def _strip_dollars(s: str) -> str:
     return re.sub(r"\\?\$", "", s).strip()
 
@@ -135,6 +207,9 @@ def compare_math(pred: str, gold: str, *, timeout: float = SYMBOLIC_TIMEOUT) -> 
     x, y = _as_number(a), _as_number(b)
     if x is not None and y is not None:
         return values_close(x, y), "numeric", None
+    items_a, items_b = _number_items(a), _number_items(b)
+    if items_a and items_b and (len(items_a) == 1) != (len(items_b) == 1):
+        return False, "numeric", None  # a list of numbers is never one number ("2, 3" is not 23)
     if not a or not b:
         return False, "string", None
     outcome = symbolic_compare(_strip_dollars(pred), _strip_dollars(gold), timeout=timeout)

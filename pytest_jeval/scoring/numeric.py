@@ -5,6 +5,15 @@ last ``\\boxed{x}``, then the last "answer is x" / "Answer: x" - and falls back 
 the last number anywhere in the reply. Numbers may carry thousands separators
 (``1,450,000``), a currency sign (``$5``), a percent sign, a trailing full stop,
 a leading ``+``/``-``/``−``, an exponent (``1e3``) or be a fraction (``3/4``).
+
+Reading an explicit answer (``####``, box or statement), see docs/scoring.md:
+
+* a minus sign is part of the number when it touches it (``Answer: -12``); a dash
+  followed by a space after the statement is punctuation (``Answer - 12``);
+* when the answer opens with an equation (``12 + 30 = 42``, ``x = -3``), the
+  answer is the first number after its last ``=``;
+* a comma groups thousands only when written tight before exactly three digits
+  (``1,250``); ``2, 3`` is two items, and the first one is read.
 """
 
 from __future__ import annotations
@@ -27,8 +36,20 @@ NUMBER_RE = re.compile(_NUM)
 # Bounded, non-overlapping quantifiers: linear time on any input.
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,64})\}[ \t]{0,3}\{([^{}]{1,64})\}")
 _HASHES = re.compile(r"####\s*([^\n]*)")
+# "answer" (optionally qualified: "the answer to part (b)"), a connector, then the
+# answer. Between them only spaces, markdown, ":", an em dash, or a dash that a space
+# follows: a dash touching the number is its sign ("Answer: -12").
 _STATEMENT = re.compile(
-    r"\b(?:final\s+answer|answer)\b\s*(?:is|:|=|would\s+be|will\s+be|should\s+be)?\s*[:\-]?\s*([^\n]*)", re.IGNORECASE
+    r"\b(?:final\s+answer|answer)\b(?:\s+(?:for|to|of|in)\s+(?:\$[^$\n]{0,40}\$|[^\n:=$]){1,40}?(?=\s+is\b))?"
+    r"[ \t*_`]*(?:is\b|:|=|[-\u2013\u2014](?=\s)|would\s+be\b|will\s+be\b|should\s+be\b)"
+    r"(?:[\s*_`:\u2014]|[-\u2013](?=\s))*([^\n]*)",
+    re.IGNORECASE,
+)
+# The leading arithmetic of an answer: numbers, operators, brackets, spaces, "$",
+# "%", single-letter variables, LaTeX operators and "=". Prose ends it.
+_EXPRESSION = re.compile(
+    r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\\(?:times|cdot|div)(?![A-Za-z])"
+    r"|(?<![A-Za-z])[A-Za-z](?![A-Za-z])|[ \t+\-\u2212\u2013*/\u00d7\u00f7\u00b7^()\[\]{}$%=])*"
 )
 
 
@@ -42,8 +63,20 @@ def _clean(token: str) -> str:
     return out.replace("--", "-")
 
 
-def _first_number(text: str) -> str | None:
-    m = NUMBER_RE.search(_strip_latex(text))
+def _answer_number(text: str) -> str | None:
+    """The number an explicit answer states: the result of a leading equation, else its first number.
+
+    ``12 + 30 = 42 apples`` -> ``42``; ``x = -3`` -> ``-3``; ``7, because 10 - 3 = 7`` -> ``7``
+    (the equation is not at the start, so the first number counts).
+    """
+    plain = _strip_latex(text)
+    match = _EXPRESSION.match(plain)
+    lead = match.group(0) if match else ""
+    if "=" in lead:
+        result = NUMBER_RE.search(lead.rpartition("=")[2])
+        if result is not None:
+            return _clean(result.group(0))
+    m = NUMBER_RE.search(plain)
     return _clean(m.group(0)) if m else None
 
 
@@ -51,6 +84,7 @@ def _strip_latex(text: str) -> str:
     """Turn the LaTeX that wraps numbers into plain text (``\\frac{3}{4}`` -> ``3/4``)."""
     text = _FRAC.sub(lambda m: m.group(1).strip() + "/" + m.group(2).strip(), text)
     text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r" \1 ", text)
+    text = re.sub(r",[ \t]{0,3}\\![ \t]{0,3}", ",", text)  # "11,\\! 111": LaTeX thousands, tight
     return text.replace("\\$", "$").replace("\\%", "%").replace("\\!", "").replace("{,}", ",")
 
 
@@ -59,16 +93,16 @@ def extract_final_number(text: str) -> str | None:
     if not text:
         return None
     for m in reversed(list(_HASHES.finditer(text))):
-        found = _first_number(m.group(1))
+        found = _answer_number(m.group(1))
         if found is not None:
             return found
     boxed = last_boxed(text)
     if boxed is not None:
-        found = _first_number(boxed)
+        found = _answer_number(boxed)
         if found is not None:
             return found
     for m in reversed(list(_STATEMENT.finditer(text))):
-        found = _first_number(m.group(1))
+        found = _answer_number(m.group(1))
         if found is not None:
             return found
     matches = NUMBER_RE.findall(_strip_latex(text))
