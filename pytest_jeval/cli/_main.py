@@ -9,6 +9,7 @@ from typing import Optional
 
 from pytest_jeval import __version__
 from pytest_jeval.cli import _compare, _list, _report, _rescore, _summarize
+from pytest_jeval.cli._read import FAILED
 from pytest_jeval.report._data import ResultFileError
 from pytest_jeval.scoring.registry import scorer_names
 
@@ -47,9 +48,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="page title")
     p.add_argument("--worst", type=int, default=200, help="rows in the worst-samples table (default 200)")
 
-    p = command("rescore", _rescore, "score stored answers again with a registered scorer")
+    p = command("rescore", _rescore, "score stored answers again (no model is queried)")
     p.add_argument("file", metavar="FILE.jsonl")
-    p.add_argument("--scorer", required=True, choices=scorer_names())
+    p.add_argument("--scorer", default=None, choices=scorer_names(),
+                   help="a registered scorer (default: the one the records' benchmark names)")
+    p.add_argument("--reparse-judge", action="store_true",
+                   help="parse the stored judge replies again with the current parser, instead of "
+                        "keeping the stored judge verdicts")
+    p.add_argument("--data", nargs="+", default=None, metavar="FILE",
+                   help="the run's data files, for scorers that need the samples "
+                        "(default: the benchmark's bundled files, else the Hub)")
+    p.add_argument("--split", default=None, help="the split of --data (as the suite's split)")
+    p.add_argument("--exec-workers", type=int, default=None, metavar="N",
+                   help="sandbox runs at once for code scorers, as the run's max_exec_workers "
+                        "(default: one per CPU core, the run's default)")
     p.add_argument("-o", "--output", default=None,
                    help="the new JSONL (default {stem}.rescored-{scorer}.jsonl beside the input)")
     return parser
@@ -65,7 +77,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         return int(args.run(args))
     except ResultFileError as exc:
         print(f"jeval: error: {exc}", file=sys.stderr)
-        return 2
+        return FAILED
+    except KeyError as exc:  # an unknown scorer (get_scorer names the known ones)
+        print(f"jeval: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return FAILED
     except BrokenPipeError:  # `jeval list | head`: the reader has gone; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
