@@ -286,3 +286,11 @@ def test_registry_names() -> None:
     assert {"numeric", "mcq", "math", "gaia", "exact", "contains", "judge", "humaneval"} <= set(scorer_names())
     with pytest.raises(KeyError, match="unknown scorer 'nope'"):
         get_scorer("nope")
+
+
+def test_accuracy_stats_mean_is_accuracy(capsys: pytest.CaptureFixture[str]) -> None:
+    # quickstart model-a: 8 correct, 3 wrong, 1 unscored; the unscored answer scores 0 in both
+    code, out, _ = run(capsys, "summarize", A, "--json")
+    summary = json.loads(out)
+    assert summary["unscored"] == 1
+    assert summary["accuracy_stats"]["mean"] == summary["accuracy"] == 8 / 12
