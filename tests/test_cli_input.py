@@ -35,6 +35,8 @@ BAD_LINES: list[tuple[str, bytes, str]] = [
     ("list as a label", b'{"record_id": "bad-7", "subject": ["a", "b"]}', "subject is not text"),
     ("list as a judge label", b'{"record_id": "bad-8", "gold": [1]}', "gold is not a label"),
     ("bool as a verdict", b'{"record_id": "bad-9", "is_correct": "yes"}', "is_correct is not true, false or null"),
+    ("huge number", b'{"record_id": "bad-10", "latency_seconds": 1e30}', "latency_seconds is implausibly large"),
+    ("probability out of range", b'{"record_id": "bad-11", "probability": 1.5}', "probability is not in [0, 1]"),
     ("no record id", b'{"benchmark": "quickstart"}', "record_id is missing"),
     ("not an object", b'[1, 2, 3]', "not a record object"),
     ("not JSON", b'{"record_id": ', "not valid JSON"),
@@ -110,6 +112,20 @@ def test_report_skips_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, out, err = run(capsys, "report", path, "-o", tmp_path / "r.html")
     assert code == 1 and (tmp_path / "r.html").is_file()
     assert f"{path}:9:" in err
+
+
+def test_judge_labels_must_fit_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    judge = DATA / "halueval-judge_judge-a.jsonl"
+    records = [json.loads(line) for line in judge.read_text().splitlines()]
+    records[1]["gold"] = 1e20  # not one of the labels
+    records[2]["labels"] = [True, False, "x"]
+    records[2]["predicted"] = "x"  # fits its own labels, not the file's
+    path = tmp_path / judge.name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out, err = run(capsys, "summarize", path, "--json")
+    assert code == 1 and json.loads(out)["total_samples"] == len(records) - 2
+    assert f"{path}:2: gold 1e+20 is not one of its labels" in err
+    assert f"{path}:3: predicted \"x\" is not one of the file's labels" in err
 
 
 @pytest.mark.parametrize("text, reason", [

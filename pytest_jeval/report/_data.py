@@ -71,6 +71,11 @@ def strict_json(text: str) -> Any:
     return value
 
 
+#: Larger magnitudes are refused in number fields (no latency, token count or cost is that
+#: large, and plots cannot bin them).
+MAX_MAGNITUDE = 1e15
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -85,6 +90,11 @@ def record_problem(record: Any) -> Optional[str]:
         value = record.get(key)
         if value is not None and not _is_number(value):
             return f"{key} is not a number: {_snippet(value)}"
+        if value is not None and abs(value) > MAX_MAGNITUDE:
+            return f"{key} is implausibly large: {_snippet(value)}"
+    probability = record.get("probability")
+    if probability is not None and not 0.0 <= probability <= 1.0:
+        return f"probability is not in [0, 1]: {_snippet(probability)}"
     for key in TEXT_FIELDS:
         value = record.get(key)
         if value is not None and not isinstance(value, str):
@@ -100,9 +110,29 @@ def record_problem(record: Any) -> Optional[str]:
     labels = record.get("labels")
     if labels is not None and not (isinstance(labels, list) and all(not isinstance(x, (list, dict)) for x in labels)):
         return f"labels is not a list of labels: {_snippet(labels)}"
+    if labels:
+        for key in LABEL_FIELDS:
+            if record.get(key) is not None and not any(_same_label(record[key], x) for x in labels):
+                return f"{key} {_snippet(record[key])} is not one of its labels {_snippet(labels)}"
     meta = record.get("scoring_metadata")
     if meta is not None and not isinstance(meta, dict):
         return f"scoring_metadata is not an object: {_snippet(meta)}"
+    return None
+
+
+def _same_label(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b or (_is_number(a) and _is_number(b) and a == b)
+
+
+def _judge_labels_problem(record: dict[str, Any], first: dict[str, Any]) -> Optional[str]:
+    """Why a judge record does not fit the first judge record of its file (whose labels count)."""
+    if record.get("case_kind") != first.get("case_kind"):
+        return f"case_kind {_snippet(record.get('case_kind'))} differs from the file's {_snippet(first.get('case_kind'))}"
+    labels = first.get("labels") or []
+    for key in LABEL_FIELDS:
+        value = record.get(key)
+        if labels and value is not None and not any(_same_label(value, x) for x in labels):
+            return f"{key} {_snippet(value)} is not one of the file's labels {_snippet(labels)}"
     return None
 
 
@@ -123,6 +153,7 @@ def read_result_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         raise ResultFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
     records: list[dict[str, Any]] = []
     problems: list[str] = []
+    first_judged: Optional[dict[str, Any]] = None
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -140,6 +171,9 @@ def read_result_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             problems.append(f"{path}:{number}: {what}; line skipped")
             continue
         reason = record_problem(record)
+        if reason is None and record.get("case_kind") is not None:
+            first_judged = first_judged or record
+            reason = _judge_labels_problem(record, first_judged)
         if reason is not None:
             problems.append(f"{path}:{number}: {reason}; line skipped")
             continue
@@ -166,8 +200,12 @@ class ResultFile:
 
     @functools.cached_property
     def summary(self) -> dict[str, Any]:
-        """The summary recomputed from the records."""
-        return recompute_summary(self.records, self.stored)
+        """The summary recomputed from the records (ResultFileError when they do not add up)."""
+        try:
+            return recompute_summary(self.records, self.stored)
+        except (ValueError, TypeError, ArithmeticError) as exc:  # values the line checks let through
+            raise ResultFileError(f"{self.path}: the records cannot be summarized "
+                                  f"({type(exc).__name__}: {exc})") from exc
 
     @property
     def benchmark(self) -> str:
