@@ -220,3 +220,14 @@ def test_report_on_a_bad_aggregate_summary(tmp_path: Path, capsys: pytest.Captur
     (root / "summary.json").write_text(text)
     code, _, err = run(capsys, "report", root, "-o", tmp_path / "r.html")
     assert code == 2 and reason in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", A, B, "--resamples", "0"], ["compare", A, B, "--confidence", "nan"], ["compare", A, B, "--seed", "-1"],
+    ["compare", A, B, "--max-listed", "-1"], ["report", A, "--worst", "-3"], ["rescore", A, "--exec-workers", "0"],
+    ["rescore", A, "--scorer", "nope"],
+])
+def test_bad_options_are_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[Any]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in argv])
+    assert exc.value.code == 2 and "error: argument" in capsys.readouterr().err
