@@ -13,6 +13,7 @@ import functools
 import importlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -47,6 +48,9 @@ SUMMARY_META: dict[str, tuple[type, ...]] = {
 }
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -63,7 +67,8 @@ def strict_json(text: str) -> Any:
     surrogates and nesting too deep to handle (ValueError with the reason)."""
     try:
         value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        if _SURROGATE_ESCAPE.search(text):  # decoded UTF-8 never holds one; only a \\u escape can
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
     except RecursionError:
         raise ValueError("nested too deeply") from None
     except UnicodeEncodeError:
