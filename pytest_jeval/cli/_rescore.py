@@ -78,7 +78,7 @@ def benchmark_of(source: ResultFile) -> Optional[str]:
         raise ResultFileError(f"{source.path}: records of several benchmarks ({', '.join(sorted(names))}); "
                               "rescore one benchmark's file at a time")
     if names:
-        return names.pop()
+        return str(names.pop())
     stored = (source.stored or {}).get("benchmark")
     return stored if isinstance(stored, str) else None
 

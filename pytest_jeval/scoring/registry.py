@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar, overload
 
 from ..sample import Sample
 from ..score import Score
@@ -58,6 +58,19 @@ _USES_JUDGE: set[str] = set()
 _RUNS_CODE: set[str] = set()
 
 
+_F = TypeVar("_F", bound=RecordScorer)
+
+
+@overload
+def register_scorer(name: str, scorer: None = None, *, needs_sample: bool = ..., uses_judge: bool = ...,
+                    runs_code: bool = ...) -> Callable[[_F], _F]: ...
+
+
+@overload
+def register_scorer(name: str, scorer: _F, *, needs_sample: bool = ..., uses_judge: bool = ...,
+                    runs_code: bool = ...) -> _F: ...
+
+
 def register_scorer(name: str, scorer: Optional[RecordScorer] = None, *, needs_sample: bool = False,
                     uses_judge: bool = False, runs_code: bool = False) -> Any:
     """Register ``scorer`` under ``name``; usable as a decorator (``@register_scorer("x")``).
@@ -67,7 +80,7 @@ def register_scorer(name: str, scorer: Optional[RecordScorer] = None, *, needs_s
     the sandbox runs at once (the run's ``max_exec_workers``).
     """
 
-    def add(fn: RecordScorer) -> RecordScorer:
+    def add(fn: Any) -> Any:
         if name in _REGISTRY and _REGISTRY[name] is not fn:
             raise ValueError(f"a scorer named {name!r} is already registered")
         _REGISTRY[name] = fn
@@ -275,7 +288,8 @@ def record_wildchat(record: dict[str, Any], reparse_judge: bool = False) -> Scor
         if judge is None:
             return Score.unscorable("wildchat needs a [judge] for pairwise comparison",
                                     expected="at least a tie with the reference reply")
-        return score_pairwise(judge, question, answer, "")
+        result: Score = score_pairwise(judge, question, answer, "")
+        return result
 
     return judged(record, reparse_judge, scoring)
 
@@ -290,7 +304,8 @@ def record_quickstart(record: dict[str, Any], sample: Sample) -> Score:
         return score_numeric(answer, sample.target)
     if kind == "choice":
         return score_choice(answer, sample.target, string.ascii_uppercase[: len(sample.choices)])
-    return score_text(answer, sample)
+    result: Score = score_text(answer, sample)
+    return result
 
 
 @register_scorer("doc_qa", needs_sample=True)
@@ -298,7 +313,8 @@ def record_doc_qa(record: dict[str, Any], sample: Sample) -> Score:
     """doc_qa: answer match and citation F1."""
     from pytest_jeval.benchmarks.bench_doc_qa import score_doc_qa
 
-    return score_doc_qa(_answer(record), sample)
+    result: Score = score_doc_qa(_answer(record), sample)
+    return result
 
 
 @register_scorer("email_triage", needs_sample=True)
@@ -306,7 +322,8 @@ def record_email_triage(record: dict[str, Any], sample: Sample) -> Score:
     """email_triage: category, priority and draft elements."""
     from pytest_jeval.benchmarks.bench_email_triage import score_triage
 
-    return score_triage(_answer(record), sample)
+    result: Score = score_triage(_answer(record), sample)
+    return result
 
 
 @register_scorer("security_scanner", needs_sample=True)
@@ -314,7 +331,8 @@ def record_security_scanner(record: dict[str, Any], sample: Sample) -> Score:
     """security_scanner: vulnerability class and line precision."""
     from pytest_jeval.benchmarks.bench_security_scanner import score_security
 
-    return score_security(_answer(record), sample)
+    result: Score = score_security(_answer(record), sample)
+    return result
 
 
 @register_scorer("humaneval", needs_sample=True)
@@ -322,7 +340,8 @@ def record_humaneval(record: dict[str, Any], sample: Sample) -> Score:
     """HumanEval: ``check(entry_point)`` on the extracted code, in the sandbox."""
     from pytest_jeval.benchmarks.bench_humaneval import score_humaneval
 
-    return score_humaneval(_answer(record), sample)
+    result: Score = score_humaneval(_answer(record), sample)
+    return result
 
 
 @register_scorer("livecodebench", needs_sample=True, runs_code=True)
@@ -332,7 +351,8 @@ def record_livecodebench(record: dict[str, Any], sample: Sample, workers: Option
     from pytest_jeval.benchmarks._codeexec import exec_workers
     from pytest_jeval.benchmarks.bench_livecodebench import score_livecodebench
 
-    return score_livecodebench(_answer(record), sample, workers=workers or exec_workers())
+    result: Score = score_livecodebench(_answer(record), sample, workers=workers or exec_workers())
+    return result
 
 
 @register_scorer("coding_assistant", needs_sample=True)
@@ -340,4 +360,5 @@ def record_coding_assistant(record: dict[str, Any], sample: Sample) -> Score:
     """coding_assistant: the visible and hidden tests, in the sandbox."""
     from pytest_jeval.benchmarks.bench_coding_assistant import score_fix
 
-    return score_fix(_answer(record), sample)
+    result: Score = score_fix(_answer(record), sample)
+    return result
