@@ -231,3 +231,13 @@ def test_bad_options_are_usage_errors(capsys: pytest.CaptureFixture[str], argv: 
     with pytest.raises(SystemExit) as exc:
         main([str(a) for a in argv])
     assert exc.value.code == 2 and "error: argument" in capsys.readouterr().err
+
+
+def test_an_output_that_cannot_be_written_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "taken").mkdir()
+    code, _, err = run(capsys, "rescore", A, "--scorer", "numeric", "-o", tmp_path / "taken")
+    assert code == 2 and "jeval: error:" in err and "taken" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # no temporary file left
+    (tmp_path / "file").write_text("")
+    code, _, err = run(capsys, "report", A, "-o", tmp_path / "file" / "r.html")
+    assert code == 2 and "jeval: error:" in err

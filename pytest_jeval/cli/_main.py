@@ -104,9 +104,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ResultFileError as exc:
         print(f"jeval: error: {exc}", file=sys.stderr)
         return FAILED
-    except KeyError as exc:  # an unknown scorer (get_scorer names the known ones)
-        print(f"jeval: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return FAILED
     except BrokenPipeError:  # `jeval list | head`: the reader has gone; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # an output that cannot be written (a directory, a read-only place, a full disk)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"jeval: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return FAILED

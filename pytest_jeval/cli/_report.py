@@ -26,7 +26,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(build_report(files, title=args.title, aggregate=aggregate, worst=args.worst), encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        tmp.write_text(build_report(files, title=args.title, aggregate=aggregate, worst=args.worst), encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     print(f"jeval report: {out}")
     return status

@@ -98,7 +98,10 @@ def builtin(name: Optional[str]) -> Any:
 def choose_scorer(requested: Optional[str], benchmark: Optional[str]) -> str:
     """``requested``, or the scorer the built-in ``benchmark`` names; ResultFileError otherwise."""
     if requested:
-        get_scorer(requested)  # KeyError naming the known ones
+        try:
+            get_scorer(requested)
+        except KeyError as exc:  # the message names the known ones
+            raise ResultFileError(str(exc.args[0])) from None
         return requested
     bench, _ = builtin(benchmark)
     if bench is None:
@@ -153,8 +156,12 @@ def run(args: argparse.Namespace) -> int:
                               workers=args.exec_workers) for r in source.records]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     summary = recompute_summary(records, source.stored)
     write_summary(summary_path(out), summary)
     changed = sum(1 for old, new in zip(source.records, records)
