@@ -202,7 +202,8 @@ BENCHMARK = Benchmark(
     bundled_files=("data/coding_assistant.jsonl",),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="sandboxed tests (score = share passed; correct = all pass)",
+    scorer="coding_assistant",
+    scoring="sandboxed tests (score = share passed; correct = all pass)",
     sample_count=30,
     summarize_extra=summarize_code,
 )

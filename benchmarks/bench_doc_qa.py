@@ -169,7 +169,8 @@ BENCHMARK = Benchmark(
     bundled_files=("data/doc_qa.jsonl",),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="composite: 0.6 normalised answer match + 0.4 citation F1; correct >= 0.75",
+    scorer="doc_qa",
+    scoring="composite: 0.6 normalised answer match + 0.4 citation F1; correct >= 0.75",
     sample_count=30,
     summarize_extra=summarize_composite,
 )

@@ -184,7 +184,8 @@ BENCHMARK = Benchmark(
     bundled_files=("data/email_triage.jsonl",),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="composite: 0.4 category + 0.3 priority + 0.3 draft elements; correct >= 0.75",
+    scorer="email_triage",
+    scoring="composite: 0.4 category + 0.3 priority + 0.3 draft elements; correct >= 0.75",
     sample_count=30,
     summarize_extra=summarize_composite,
 )

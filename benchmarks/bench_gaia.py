@@ -149,7 +149,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="gaia-benchmark/GAIA", name="2023_all", split="validation", id_column="task_id"),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="gaia normalized exact match, llm-judge fallback",
+    scorer="gaia",
+    scoring="gaia normalized exact match, llm-judge fallback",
     sample_count=165,
 )
 

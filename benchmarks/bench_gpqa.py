@@ -75,7 +75,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="Idavidrein/gpqa", name="gpqa_diamond", split="train", id_column="Record ID"),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="mcq-letter (regex, judge fallback)",
+    scorer="mcq",
+    scoring="mcq-letter (regex, judge fallback)",
     sample_count=198,
 )
 

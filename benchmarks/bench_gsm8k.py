@@ -30,6 +30,7 @@ BENCHMARK = Benchmark(
     to_sample=to_sample,
     prompt=lambda s: PROMPT.format(question=s.input),
     scorer="numeric",
+    scoring="numeric",
     sample_count=1319,
 )
 

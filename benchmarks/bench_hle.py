@@ -114,7 +114,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="cais/hle", split="test", id_column="id"),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="exact-match / letter fast path, llm-judge (structured verdict)",
+    scorer="hle",
+    scoring="exact-match / letter fast path, llm-judge (structured verdict)",
     needs_judge=True,
     sample_count=2500,
 )

@@ -83,7 +83,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="openai/openai_humaneval", split="test", id_column="task_id"),
     to_sample=to_sample,
     prompt=lambda s: PROMPT.format(prompt=s.input),
-    scorer="sandboxed unit tests (pass@1)",
+    scorer="humaneval",
+    scoring="sandboxed unit tests (pass@1)",
     sample_count=164,
     summarize_extra=summarize_code,
 )

@@ -382,7 +382,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="livecodebench/code_generation_lite", split="test", id_column="question_id"),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="sandboxed public+private tests (pass@1)",
+    scorer="livecodebench",
+    scoring="sandboxed public+private tests (pass@1)",
     sample_count=1055,
     summarize_extra=summarize_code,
 )

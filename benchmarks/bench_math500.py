@@ -42,7 +42,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="HuggingFaceH4/MATH-500", split="test", id_column="unique_id"),
     to_sample=to_sample,
     prompt=lambda s: PROMPT.format(problem=s.input),
-    scorer="math-equivalence (string, numeric, symbolic)",
+    scorer="math",
+    scoring="math-equivalence (string, numeric, symbolic)",
     sample_count=500,
 )
 

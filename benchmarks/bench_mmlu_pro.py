@@ -62,7 +62,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="TIGER-Lab/MMLU-Pro", split="test", id_column="question_id"),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="mcq-letter A-J (regex, judge fallback)",
+    scorer="mcq",
+    scoring="mcq-letter A-J (regex, judge fallback)",
     sample_count=12032,
 )
 

@@ -47,7 +47,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="facebook/natural_reasoning", split="train"),
     to_sample=to_sample,
     prompt=lambda s: PROMPT.format(question=s.input),
-    scorer="llm-judge vs reference_answer (structured verdict)",
+    scorer="judge",
+    scoring="llm-judge vs reference_answer (structured verdict)",
     needs_judge=True,
     sample_count=1145824,
 )

@@ -59,7 +59,8 @@ BENCHMARK = Benchmark(
     bundled_files=("data/quickstart.jsonl",),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="numeric / contains / mcq-letter",
+    scorer="quickstart",
+    scoring="numeric / contains / mcq-letter",
     sample_count=36,
 )
 

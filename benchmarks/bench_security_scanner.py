@@ -171,7 +171,8 @@ BENCHMARK = Benchmark(
     bundled_files=("data/security_scanner.jsonl",),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="composite: 0.6 CWE/class + 0.4 line precision; correct >= 0.75",
+    scorer="security_scanner",
+    scoring="composite: 0.6 CWE/class + 0.4 line precision; correct >= 0.75",
     sample_count=30,
     summarize_extra=summarize_composite,
 )

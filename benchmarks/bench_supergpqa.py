@@ -45,7 +45,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="m-a-p/SuperGPQA", split="train", id_column="uuid"),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="mcq-letter (regex, judge fallback)",
+    scorer="mcq",
+    scoring="mcq-letter (regex, judge fallback)",
     sample_count=26529,
 )
 

@@ -89,7 +89,8 @@ BENCHMARK = Benchmark(
     dataset=HubDataset(path="truthfulqa/truthful_qa", name="multiple_choice", split="validation"),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="mcq-letter MC1 (regex, judge fallback)",
+    scorer="mcq",
+    scoring="mcq-letter MC1 (regex, judge fallback)",
     sample_count=817,
 )
 

@@ -89,7 +89,11 @@ class Benchmark:
     description: str = ""
     """One line for ``--jeval-list``."""
     scorer: str = ""
-    """Name of the scoring method, for the catalog."""
+    """The scorer's key in :mod:`pytest_jeval.scoring.registry`: what ``jeval rescore`` uses
+    when no ``--scorer`` is given. Empty (or an unregistered name) for a benchmark that
+    cannot be rescored from its records."""
+    scoring: str = ""
+    """How the benchmark scores, in words, for the catalog (defaults to ``scorer``)."""
     needs_judge: bool = False
     """True when scoring always needs the ``[judge]`` model."""
     sample_count: Optional[int] = None

@@ -50,7 +50,7 @@ def catalog_rows() -> list[dict[str, Any]]:
             "category": b.category,
             "dataset": b.dataset.path if b.dataset else "(bundled)",
             "samples": b.sample_count,
-            "scorer": b.scorer,
+            "scorer": b.scoring or b.scorer,
             "description": b.description,
         }
         for b in builtin_benchmarks()

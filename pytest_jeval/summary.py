@@ -115,8 +115,10 @@ def summarize(
     summary["started_at"] = started_at
     summary["ended_at"] = ended_at
     for block, field in STATS_FIELDS.items():
-        source = ok if field == "score" else records
-        summary[block] = metric_stats(r.get(field) for r in source)
+        if field == "score":  # an unscored sample scores 0, as in accuracy
+            summary[block] = metric_stats(0.0 if r.get(field) is None else r.get(field) for r in ok)
+        else:
+            summary[block] = metric_stats(r.get(field) for r in records)
     summary["total_energy_joules"] = _total(r.get("energy_joules") for r in records)
     power = summary["power_stats"]["mean"] if summary["power_stats"] else None
     summary["ipw"] = summary_ipw(summary["accuracy"], power)

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from scipy import stats
 
-from conftest import JevalProject
 from pytest_jeval.cli import _list, main
 from pytest_jeval.cli._rescore import rescore_record
 from pytest_jeval.scoring.registry import get_scorer, scorer_names
@@ -248,52 +247,16 @@ def test_python_dash_m_entry_point() -> None:
 
 # -- rescore -----------------------------------------------------------------------------------
 
-def test_rescore_reproduces_a_real_run_exactly(jeval_project: JevalProject, capsys: pytest.CaptureFixture[str]) -> None:
-    p = jeval_project
-    p.pytester.runpytest("--jeval-config", str(p.suite())).assert_outcomes(passed=6, failed=3, errors=1)
-    source = p.pytester.path / "out" / "gsm8k_test-model.jsonl"
-    target = p.pytester.path / "rescored" / "gsm8k.jsonl"
-    code, out, _ = run(capsys, "rescore", source, "--scorer", "numeric", "-o", target)
-    assert code == 0
-    assert "0 verdicts changed" in out and "summary fields changed: none" in out
-    assert target.read_text() == source.read_text()  # every record, byte for byte
-    original = json.loads(source.with_name(source.name + ".summary.json").read_text())
-    rescored = json.loads(target.with_name(target.name + ".summary.json").read_text())
-    assert rescored == original
-    assert (rescored["errors"], rescored["unscored"], rescored["correct"]) == (1, 1, 6)
-
-
-def test_rescore_with_another_scorer_changes_verdicts_not_errors(jeval_project: JevalProject,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    p = jeval_project
-    p.pytester.runpytest("--jeval-config", str(p.suite()))
-    source = p.pytester.path / "out" / "gsm8k_test-model.jsonl"
-    requests = p.server.request_count
-    code, out, _ = run(capsys, "rescore", source, "--scorer", "exact")
-    assert code == 0
-    target = source.with_name("gsm8k_test-model.rescored-exact.jsonl")
-    before = {r["record_id"]: r for r in map(json.loads, source.read_text().splitlines())}
-    after = {r["record_id"]: r for r in map(json.loads, target.read_text().splitlines())}
-    assert after["gsm8k-3"] == before["gsm8k-3"] and after["gsm8k-3"]["error"]  # errored stays errored
-    # "Step by step... Answer: 18" is not exactly "18": the correct answers become wrong
-    assert after["gsm8k-0"]["is_correct"] is False and after["gsm8k-0"]["model_answer"] == before["gsm8k-0"]["model_answer"]
-    assert after["gsm8k-2"]["is_correct"] is False  # "I like turtles." is an answer to exact match
-    summary = json.loads(target.with_name(target.name + ".summary.json").read_text())
-    assert (summary["correct"], summary["errors"], summary["unscored"]) == (0, 1, 0)
-    assert "accuracy: 0.6667 -> 0.0000" in out
-    assert p.server.request_count == requests  # no model was queried
-
-
 def test_rescore_keeps_unscored_when_the_scorer_says_so() -> None:
     record = {"record_id": "x", "model_answer": "I like turtles.", "expected": "42", "error": None,
               "is_correct": None, "score": None, "unscored": True, "scoring_metadata": {}}
-    out = rescore_record(record, get_scorer("numeric"))
+    out = rescore_record(record, "numeric")
     assert out["is_correct"] is None and out["unscored"] is True and out["score"] is None
 
 
 def test_rescore_scorer_crash_counts_as_wrong() -> None:
     record = {"record_id": "x", "model_answer": "5", "expected": "not a number", "error": None}
-    out = rescore_record(record, get_scorer("numeric"))
+    out = rescore_record(record, "numeric")
     assert out["is_correct"] is False and out["score"] == 0.0
     assert "ValueError" in out["scoring_metadata"]["exception"]
 
@@ -304,6 +267,7 @@ def test_mcq_scorer_uses_stored_letters_and_keeps_the_judge_choice() -> None:
               "scoring_metadata": {"valid_letters": "ABCDEFGHIJ"}}
     assert mcq(record).correct is True
     judged = {"record_id": "y", "model_answer": "I'd go with the second-to-last one.", "expected": "C", "error": None,
+              "is_correct": True, "score": 1.0, "extracted": "C",
               "scoring_metadata": {"extraction": "judge", "candidate_letter": "C", "judge_output": "C",
                                    "valid_letters": "ABCD"}}
     score = mcq(judged)
@@ -315,10 +279,18 @@ def test_rescore_reproduces_the_quickstart_fixture_by_kind(tmp_path: Path) -> No
     kind_scorer = {"arithmetic": "numeric", "facts": "contains", "multiple-choice": "mcq"}
     for line in A.read_text().splitlines():
         record = json.loads(line)
-        assert rescore_record(record, get_scorer(kind_scorer[record["subject"]])) == record
+        assert rescore_record(record, kind_scorer[record["subject"]]) == record
 
 
 def test_registry_names() -> None:
-    assert {"numeric", "mcq", "math", "gaia", "exact", "contains"} <= set(scorer_names())
+    assert {"numeric", "mcq", "math", "gaia", "exact", "contains", "judge", "humaneval"} <= set(scorer_names())
     with pytest.raises(KeyError, match="unknown scorer 'nope'"):
         get_scorer("nope")
+
+
+def test_accuracy_stats_mean_is_accuracy(capsys: pytest.CaptureFixture[str]) -> None:
+    # quickstart model-a: 8 correct, 3 wrong, 1 unscored; the unscored answer scores 0 in both
+    code, out, _ = run(capsys, "summarize", A, "--json")
+    summary = json.loads(out)
+    assert summary["unscored"] == 1
+    assert summary["accuracy_stats"]["mean"] == summary["accuracy"] == 8 / 12

@@ -17,7 +17,8 @@ import numpy as np
 
 from pytest_jeval.cli._table import fmt, fmt_ci, fmt_signed, table, tokens
 from pytest_jeval.metrics import bootstrap_interval, mcnemar
-from pytest_jeval.report._data import ResultFile, load_result, recompute_summary
+from pytest_jeval.cli._read import load_inputs, report_problems
+from pytest_jeval.report._data import ResultFile, recompute_summary
 
 
 def _correct(record: dict[str, Any]) -> Optional[float]:
@@ -202,10 +203,11 @@ def format_compare(result: dict[str, Any], max_listed: int = 20) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Compare the files (the parser makes sure there are at least two)."""
-    files = [load_result(p) for p in args.files]
+    files = load_inputs(args.files)
+    status = report_problems(files)
     result = compare(files, n_resamples=args.resamples, seed=args.seed, confidence=args.confidence)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print("\n".join(format_compare(result, args.max_listed)))
-    return 0
+    return status

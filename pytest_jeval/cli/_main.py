@@ -5,12 +5,39 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Optional
+from typing import Callable, Optional
 
 from pytest_jeval import __version__
 from pytest_jeval.cli import _compare, _list, _report, _rescore, _summarize
+from pytest_jeval.cli._read import FAILED
 from pytest_jeval.report._data import ResultFileError
 from pytest_jeval.scoring.registry import scorer_names
+
+
+def _count(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+def _level(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:  # False for NaN too
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,21 +62,32 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("compare", _compare, "compare runs on the record ids they share, with paired significance")
     p.add_argument("files", nargs="+", metavar="FILE.jsonl", help="two or more; the first is the baseline")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
-    p.add_argument("--max-listed", type=int, default=20, help="ids listed as in some files only (default 20)")
+    p.add_argument("--resamples", type=_count(1), default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=_count(0), default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--confidence", type=_level, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--max-listed", type=_count(0), default=20, help="ids listed as in some files only (default 20)")
 
     p = command("report", _report, "write a self-contained HTML report")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="JSONL result files, or a results directory or its summary.json")
     p.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")
     p.add_argument("--title", default=None, help="page title")
-    p.add_argument("--worst", type=int, default=200, help="rows in the worst-samples table (default 200)")
+    p.add_argument("--worst", type=_count(0), default=200, help="rows in the worst-samples table (default 200)")
 
-    p = command("rescore", _rescore, "score stored answers again with a registered scorer")
+    p = command("rescore", _rescore, "score stored answers again (no model is queried)")
     p.add_argument("file", metavar="FILE.jsonl")
-    p.add_argument("--scorer", required=True, choices=scorer_names())
+    p.add_argument("--scorer", default=None, choices=scorer_names(),
+                   help="a registered scorer (default: the one the records' benchmark names)")
+    p.add_argument("--reparse-judge", action="store_true",
+                   help="parse the stored judge replies again with the current parser, instead of "
+                        "keeping the stored judge verdicts")
+    p.add_argument("--data", nargs="+", default=None, metavar="FILE",
+                   help="the run's data files, for scorers that need the samples "
+                        "(default: the benchmark's bundled files, else the Hub)")
+    p.add_argument("--split", default=None, help="the split of --data (as the suite's split)")
+    p.add_argument("--exec-workers", type=_count(1), default=None, metavar="N",
+                   help="sandbox runs at once for code scorers, as the run's max_exec_workers "
+                        "(default: one per CPU core, the run's default)")
     p.add_argument("-o", "--output", default=None,
                    help="the new JSONL (default {stem}.rescored-{scorer}.jsonl beside the input)")
     return parser
@@ -65,7 +103,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         return int(args.run(args))
     except ResultFileError as exc:
         print(f"jeval: error: {exc}", file=sys.stderr)
-        return 2
+        return FAILED
     except BrokenPipeError:  # `jeval list | head`: the reader has gone; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # an output that cannot be written (a directory, a read-only place, a full disk)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"jeval: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return FAILED

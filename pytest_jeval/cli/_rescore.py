@@ -1,34 +1,52 @@
-"""``jeval rescore``: score stored answers again with a registered scorer; no model is queried.
+"""``jeval rescore``: score stored answers again; no model is queried.
 
-Errored records stay as they are. Every other record gets the scorer's verdict
-in the fields the plugin fills from a ``Score`` (``is_correct``, ``score``,
-``extracted``, ``expected``, ``unscored``, ``scoring_metadata`` and the score's
-extra fields); a scorer that raises makes the record wrong with the exception in
-``scoring_metadata``, as a crashing scorer does during a run. The new JSONL gets
-its ``.summary.json``, computed the way the results writer computes one.
+The scorer is ``--scorer NAME`` or, by default, the one the benchmark of the records
+names (``Benchmark.scorer``, a key of :mod:`pytest_jeval.scoring.registry`). Errored
+records stay as they are. Every other record gets the scorer's verdict in the fields
+the plugin fills from a ``Score`` (``is_correct``, ``score``, ``extracted``,
+``expected``, ``unscored``, ``scoring_metadata`` and the score's extra fields); a
+scorer that raises makes the record wrong with the exception in ``scoring_metadata``,
+as a crashing scorer does during a run. Where the scoring asks the judge, the stored
+judge verdict is kept; ``--reparse-judge`` parses the stored judge reply again with
+the current parser. The new JSONL gets its ``.summary.json``, computed the way the
+results writer computes one, with the run facts (start, end, skipped rows) of the
+original summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
+from pytest_jeval.cli._read import FAILED, report_problems
 from pytest_jeval.records import RECORD_FIELDS, _plain
-from pytest_jeval.report._data import load_result, recompute_summary, summary_differences, summary_path
-from pytest_jeval.scoring.registry import RecordScorer, get_scorer
+from pytest_jeval.report._data import (
+    ResultFile,
+    ResultFileError,
+    load_result,
+    recompute_summary,
+    summary_differences,
+    summary_path,
+)
+from pytest_jeval.sample import Sample
+from pytest_jeval.scoring.registry import call_scorer, get_scorer, scorer_names, scorer_needs_sample
 from pytest_jeval.summary import write_summary
 
 
-def rescore_record(record: dict[str, Any], scorer: RecordScorer) -> dict[str, Any]:
-    """A copy of ``record`` with ``scorer``'s verdict (an errored record is returned unchanged)."""
+def rescore_record(record: dict[str, Any], scorer: str, *, sample: Optional[Sample] = None,
+                   reparse_judge: bool = False, workers: Optional[int] = None) -> dict[str, Any]:
+    """A copy of ``record`` with the verdict of the scorer registered as ``scorer``
+    (an errored record is returned unchanged)."""
     out = dict(record)
     if record.get("error") is not None:
         return out
     try:
-        score = scorer(record)
+        score = call_scorer(scorer, record, sample=sample, reparse_judge=reparse_judge, workers=workers)
     except Exception as exc:  # noqa: BLE001 - a crashing scorer makes the sample wrong, as in a run
         out.update(is_correct=False, score=0.0, extracted=None, unscored=False,
                    scoring_metadata={"exception": f"{type(exc).__name__}: {exc}"[:2000]})
@@ -53,32 +71,115 @@ def default_output(path: Path, scorer: str) -> Path:
     return path.with_name(f"{path.stem}.rescored-{scorer}.jsonl")
 
 
+def benchmark_of(source: ResultFile) -> Optional[str]:
+    """The one benchmark the records name (else the stored summary's); ResultFileError for several."""
+    names = {r["benchmark"] for r in source.records if r.get("benchmark") is not None}
+    if len(names) > 1:
+        raise ResultFileError(f"{source.path}: records of several benchmarks ({', '.join(sorted(names))}); "
+                              "rescore one benchmark's file at a time")
+    if names:
+        return str(names.pop())
+    stored = (source.stored or {}).get("benchmark")
+    return stored if isinstance(stored, str) else None
+
+
+def builtin(name: Optional[str]) -> Any:
+    """The built-in :class:`Benchmark` called ``name`` and its module, or (None, None)."""
+    from pytest_jeval.benchmark import find_benchmark
+    from pytest_jeval.catalog import builtin_index
+
+    module_name = builtin_index().get(name) if name else None
+    if module_name is None:
+        return None, None
+    module = importlib.import_module(module_name)
+    return find_benchmark(module), module
+
+
+def choose_scorer(requested: Optional[str], benchmark: Optional[str]) -> str:
+    """``requested``, or the scorer the built-in ``benchmark`` names; ResultFileError otherwise."""
+    if requested:
+        try:
+            get_scorer(requested)
+        except KeyError as exc:  # the message names the known ones
+            raise ResultFileError(str(exc.args[0])) from None
+        return requested
+    bench, _ = builtin(benchmark)
+    if bench is None:
+        raise ResultFileError(f"{benchmark or 'the records'}: not a built-in benchmark, so its scorer is unknown; "
+                              f"name one with --scorer ({', '.join(scorer_names())})")
+    if bench.scorer not in scorer_names():
+        raise ResultFileError(f"benchmark {benchmark!r} names no registered scorer ({bench.scorer!r}); "
+                              f"name one with --scorer ({', '.join(scorer_names())})")
+    return str(bench.scorer)
+
+
+def load_samples_for(benchmark: Optional[str], data: list[str], split: Optional[str]) -> dict[str, Sample]:
+    """The benchmark's samples by record id, from ``data`` (else its bundled files, else the Hub)."""
+    from pytest_jeval.dataset import DatasetLoadError, load_samples
+
+    bench, module = builtin(benchmark)
+    if bench is None:
+        raise ResultFileError(f"this scorer needs the samples, and {benchmark!r} is not a built-in benchmark")
+    files = [Path(p) for p in data] or bench.default_files(getattr(module, "__file__", None))
+    for f in files:
+        if not f.is_file():
+            raise ResultFileError(f"{f}: no such data file")
+    try:
+        samples, _ = load_samples(bench, files=files, split=split)
+    except DatasetLoadError as exc:
+        raise ResultFileError(f"cannot load the samples of {benchmark!r} ({exc}); give the run's data with --data")
+    return {s.id: s for s in samples}
+
+
 def run(args: argparse.Namespace) -> int:
     """Rescore one file, write the JSONL and its summary, print what changed."""
     source = load_result(args.file)
-    scorer = get_scorer(args.scorer)
-    out = Path(args.output) if args.output else default_output(source.path, args.scorer)
+    if source.bad_lines:
+        report_problems([source])
+        print(f"jeval: error: {source.path}: {source.bad_lines} line(s) cannot be read; rescoring would "
+              "drop them, so nothing was written", file=sys.stderr)
+        return FAILED
+    status = report_problems([source])  # a stored summary that was ignored
+    benchmark = benchmark_of(source)
+    name = choose_scorer(args.scorer, benchmark)
+    out = Path(args.output) if args.output else default_output(source.path, name)
     if out.resolve() == source.path.resolve():
-        raise SystemExit("jeval rescore: the output would overwrite the input; choose another -o")
-    records = [rescore_record(r, scorer) for r in source.records]
+        raise ResultFileError("the output would overwrite the input; choose another -o")
+    samples: dict[str, Sample] = {}
+    if scorer_needs_sample(name):
+        samples = load_samples_for(benchmark, args.data or [], args.split)
+        missing = [str(r["record_id"]) for r in source.records if r.get("error") is None and r["record_id"] not in samples]
+        if missing:
+            raise ResultFileError(f"{len(missing)} record(s) not in the benchmark's data (first: {missing[0]!r}); "
+                                  "give the run's data files with --data")
+    records = [rescore_record(r, name, sample=samples.get(r["record_id"]), reparse_judge=args.reparse_judge,
+                              workers=args.exec_workers) for r in source.records]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     summary = recompute_summary(records, source.stored)
     write_summary(summary_path(out), summary)
     changed = sum(1 for old, new in zip(source.records, records)
                   if (old.get("is_correct"), old.get("score")) != (new.get("is_correct"), new.get("score")))
     before = source.summary
-    print(f"rescored {len(records)} records of {source.path} with {args.scorer!r}: {changed} verdicts changed")
+    how = " (judge replies parsed again)" if args.reparse_judge else ""
+    print(f"rescored {len(records)} records of {source.path} with {name!r}{how}: {changed} verdicts changed")
     print(f"accuracy: {_acc(before)} -> {_acc(summary)}  (correct {before['correct']} -> {summary['correct']}, "
           f"unscored {before['unscored']} -> {summary['unscored']}, errors {summary['errors']})")
     diffs = [key for key, _, _ in summary_differences(before, summary)]
     print(f"summary fields changed: {', '.join(diffs) if diffs else 'none'}")
     print(f"wrote {out} and {summary_path(out).name}")
-    return 0
+    return status
 
 
 def _acc(summary: dict[str, Any]) -> str:
     value = summary.get("accuracy")
     return "-" if value is None else f"{value:.4f}"
+
+
+__all__ = ["benchmark_of", "choose_scorer", "default_output", "rescore_record", "run"]

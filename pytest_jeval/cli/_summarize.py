@@ -9,7 +9,8 @@ from typing import Any
 
 from pytest_jeval.cli._table import fmt, fmt_ci, table, tokens
 from pytest_jeval.metrics import wilson_interval
-from pytest_jeval.report._data import ResultFile, load_result, summary_differences, summary_path
+from pytest_jeval.cli._read import load_inputs, report_problems
+from pytest_jeval.report._data import ResultFile, summary_differences, summary_path
 
 #: Judge-benchmark summary fields shown when present (computed by ``pytest_jeval.judging``).
 JUDGE_FIELDS = ("precision", "recall", "f1", "cohen_kappa", "mae", "signed_mean_error", "ece", "brier", "consistency")
@@ -82,8 +83,9 @@ def _short(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Summarize each file; a stale stored summary is a warning, not a failure."""
-    results = [load_result(p) for p in args.files]
+    """Summarize each file; a stale stored summary is a warning, not a failure; skipped lines exit 1."""
+    results = load_inputs(args.files)
+    status = report_problems(results)
     if args.json:
         print(json.dumps([r.summary for r in results] if len(results) > 1 else results[0].summary, indent=2))
     else:
@@ -93,4 +95,4 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(summary_lines(result)))
     for result in results:
         warn_if_stale(result)
-    return 0
+    return status

@@ -13,11 +13,12 @@ import functools
 import importlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from pytest_jeval.metrics import confusion_matrix, expected_calibration_error, reliability_bins
-from pytest_jeval.summary import read_records, summarize
+from pytest_jeval.summary import summarize
 
 #: Probability bins of the reliability diagram (the judge metrics' ECE bins).
 ECE_BINS = 10
@@ -27,6 +28,162 @@ NOT_FROM_RECORDS = frozenset({"skipped_rows", "started_at", "ended_at"})
 
 class ResultFileError(Exception):
     """A result file that cannot be read."""
+
+
+#: Record fields that hold a number: null or a finite int/float (never a bool or a string).
+NUMBER_FIELDS = ("score", "latency_seconds", "prompt_tokens", "completion_tokens", "cost_usd", "ttft",
+                 "energy_joules", "power_watts", "gpu_utilization_pct", "throughput_tok_per_sec", "mfu_pct",
+                 "mbu_pct", "ipw", "ipj", "attempts", "judge_prompt_tokens", "judge_completion_tokens",
+                 "judge_cost_usd", "probability")
+#: Record fields that hold a label: null or text.
+TEXT_FIELDS = ("benchmark", "model", "backend", "error", "subject", "case_kind", "model_answer")
+#: Record fields that hold true, false or null.
+BOOL_FIELDS = ("is_correct", "unscored", "cached")
+#: Judge-benchmark labels: null or a scalar (they are counted in a confusion matrix).
+LABEL_FIELDS = ("gold", "predicted")
+#: Stored-summary fields a recompute takes over, with the JSON types they may have.
+SUMMARY_META: dict[str, tuple[type, ...]] = {
+    "benchmark": (str,), "model": (str,), "category": (str,), "backend": (str,),
+    "started_at": (int, float), "ended_at": (int, float), "skipped_rows": (int,),
+}
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range for a number")
+    return value
+
+
+def strict_json(text: str) -> Any:
+    """``json.loads`` that refuses ``NaN``/``Infinity``, numbers out of float range, lone
+    surrogates and nesting too deep to handle (ValueError with the reason)."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        if _SURROGATE_ESCAPE.search(text):  # decoded UTF-8 never holds one; only a \\u escape can
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except UnicodeEncodeError:
+        raise ValueError("holds a lone surrogate (\\ud800-\\udfff), which is not text") from None
+    return value
+
+
+#: Larger magnitudes are refused in number fields (no latency, token count or cost is that
+#: large, and plots cannot bin them).
+MAX_MAGNITUDE = 1e15
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def record_problem(record: Any) -> Optional[str]:
+    """Why ``record`` (a parsed JSONL line) is not a usable result record, or None."""
+    if not isinstance(record, dict):
+        return f"not a record object (a JSON {type(record).__name__})"
+    if not isinstance(record.get("record_id"), str) or not record["record_id"]:
+        return "record_id is missing or not text"
+    for key in NUMBER_FIELDS:
+        value = record.get(key)
+        if value is not None and not _is_number(value):
+            return f"{key} is not a number: {_snippet(value)}"
+        if value is not None and abs(value) > MAX_MAGNITUDE:
+            return f"{key} is implausibly large: {_snippet(value)}"
+    probability = record.get("probability")
+    if probability is not None and not 0.0 <= probability <= 1.0:
+        return f"probability is not in [0, 1]: {_snippet(probability)}"
+    for key in TEXT_FIELDS:
+        value = record.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key} is not text: {_snippet(value)}"
+    for key in BOOL_FIELDS:
+        value = record.get(key)
+        if value is not None and not isinstance(value, bool):
+            return f"{key} is not true, false or null: {_snippet(value)}"
+    for key in LABEL_FIELDS:
+        value = record.get(key)
+        if isinstance(value, (list, dict)):
+            return f"{key} is not a label: {_snippet(value)}"
+    labels = record.get("labels")
+    if labels is not None and not (isinstance(labels, list) and all(not isinstance(x, (list, dict)) for x in labels)):
+        return f"labels is not a list of labels: {_snippet(labels)}"
+    if labels:
+        for key in LABEL_FIELDS:
+            if record.get(key) is not None and not any(_same_label(record[key], x) for x in labels):
+                return f"{key} {_snippet(record[key])} is not one of its labels {_snippet(labels)}"
+    meta = record.get("scoring_metadata")
+    if meta is not None and not isinstance(meta, dict):
+        return f"scoring_metadata is not an object: {_snippet(meta)}"
+    return None
+
+
+def _same_label(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b or (_is_number(a) and _is_number(b) and a == b)
+
+
+def _judge_labels_problem(record: dict[str, Any], first: dict[str, Any]) -> Optional[str]:
+    """Why a judge record does not fit the first judge record of its file (whose labels count)."""
+    if record.get("case_kind") != first.get("case_kind"):
+        return f"case_kind {_snippet(record.get('case_kind'))} differs from the file's {_snippet(first.get('case_kind'))}"
+    labels = first.get("labels") or []
+    for key in LABEL_FIELDS:
+        value = record.get(key)
+        if labels and value is not None and not any(_same_label(value, x) for x in labels):
+            return f"{key} {_snippet(value)} is not one of the file's labels {_snippet(labels)}"
+    return None
+
+
+def _snippet(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def read_result_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The valid records of a JSONL file and one ``{path}:{line}: reason`` per line that is not.
+
+    Blank lines are ignored. A line that is not UTF-8, not strict JSON (see :func:`strict_json`)
+    or not a record (see :func:`record_problem`) is skipped and reported; so is a torn last line.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ResultFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    first_judged: Optional[dict[str, Any]] = None
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        torn = number == len(lines) and not data.endswith(b"\n")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(f"{path}:{number}: not valid UTF-8 (byte {exc.start + 1}); line skipped")
+            continue
+        try:
+            record = strict_json(text)
+        except ValueError as exc:
+            what = "an incomplete last line (a killed run?)" if torn else f"not valid JSON ({exc})"
+            problems.append(f"{path}:{number}: {what}; line skipped")
+            continue
+        reason = record_problem(record)
+        if reason is None and record.get("case_kind") is not None:
+            first_judged = first_judged or record
+            reason = _judge_labels_problem(record, first_judged)
+        if reason is not None:
+            problems.append(f"{path}:{number}: {reason}; line skipped")
+            continue
+        records.append(record)
+    return records, problems
 
 
 def summary_path(jsonl: Path) -> Path:
@@ -41,11 +198,19 @@ class ResultFile:
     path: Path
     records: list[dict[str, Any]]
     stored: Optional[dict[str, Any]]
+    problems: list[str] = dataclasses.field(default_factory=list)
+    """``{path}:{line}: reason`` for each skipped line, and a stored summary that was ignored."""
+    bad_lines: int = 0
+    """How many lines of the JSONL were skipped."""
 
     @functools.cached_property
     def summary(self) -> dict[str, Any]:
-        """The summary recomputed from the records."""
-        return recompute_summary(self.records, self.stored)
+        """The summary recomputed from the records (ResultFileError when they do not add up)."""
+        try:
+            return recompute_summary(self.records, self.stored)
+        except (ValueError, TypeError, ArithmeticError) as exc:  # values the line checks let through
+            raise ResultFileError(f"{self.path}: the records cannot be summarized "
+                                  f"({type(exc).__name__}: {exc})") from exc
 
     @property
     def benchmark(self) -> str:
@@ -60,41 +225,122 @@ class ResultFile:
         return {str(r["record_id"]): r for r in self.records}
 
 
-def load_result(path: Path | str) -> ResultFile:
-    """Read a JSONL result file and the ``.summary.json`` beside it."""
+def stored_summary_problem(stored: Any) -> Optional[str]:
+    """Why a parsed ``.summary.json`` cannot be used, or None."""
+    if not isinstance(stored, dict):
+        return f"not a summary object (a JSON {type(stored).__name__})"
+    for key, types in SUMMARY_META.items():
+        value = stored.get(key)
+        if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+            return f"{key} has the wrong type: {_snippet(value)}"
+    return None
+
+
+def inside(path: Path, root: Path) -> bool:
+    """True when ``path``, with every symlink resolved, lies inside ``root`` (resolved)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
+def load_result(path: Path | str, *, root: Optional[Path] = None) -> ResultFile:
+    """Read a JSONL result file and the ``.summary.json`` beside it, validating both.
+
+    Malformed lines are skipped and listed in ``problems``; a ``.summary.json`` that is not
+    JSON or not a summary is ignored (also listed). With ``root``, neither file is read
+    when it resolves outside ``root`` (ResultFileError for the JSONL; the summary is ignored).
+    """
     path = Path(path)
+    if root is not None and not inside(path, root):
+        raise ResultFileError(f"{path}: outside the results directory {root}; not read")
     if not path.is_file():
         raise ResultFileError(f"{path}: no such file")
-    records = read_records(path)
+    records, problems = read_result_lines(path)
+    bad_lines = len(problems)
     stored = None
     spath = summary_path(path)
     if spath.is_file():
-        try:
-            stored = json.loads(spath.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise ResultFileError(f"{spath}: not valid JSON ({exc})") from None
-        if not isinstance(stored, dict):
-            raise ResultFileError(f"{spath}: not a summary object")
-    return ResultFile(path=path, records=records, stored=stored)
+        if root is not None and not inside(spath, root):
+            problems.append(f"{spath}: outside the results directory {root}; ignored")
+        else:
+            try:
+                stored = strict_json(spath.read_bytes().decode("utf-8"))
+                reason = stored_summary_problem(stored)
+            except (ValueError, OSError) as exc:  # UnicodeDecodeError is a ValueError
+                reason = f"not valid JSON ({exc})"
+            if reason is not None:
+                problems.append(f"{spath}: {reason}; ignored (the summary is computed from the records)")
+                stored = None
+    return ResultFile(path=path, records=records, stored=stored, problems=problems, bad_lines=bad_lines)
 
 
-def expand_inputs(paths: list[Path | str]) -> tuple[list[Path], Optional[dict[str, Any]]]:
-    """JSONL paths from the command line: a results directory or its ``summary.json`` stands for
+def aggregate_problem(aggregate: Any) -> Optional[str]:
+    """Why a parsed aggregate ``summary.json`` has the wrong shape, or None."""
+    if not isinstance(aggregate, dict):
+        return f"not a summary object (a JSON {type(aggregate).__name__})"
+    runs = aggregate.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) and isinstance(r.get("jsonl"), str) for r in runs):
+        return "runs is not a list of objects naming their jsonl file"
+    gates = aggregate.get("gates")
+    if gates is not None:
+        if not isinstance(gates, list) or not all(isinstance(g, dict) for g in gates):
+            return "gates is not a list of objects"
+        for g in gates:
+            for key in ("measured", "threshold"):
+                if g.get(key) is not None and not _is_number(g[key]):
+                    return f"gate {key} is not a number: {_snippet(g[key])}"
+    if aggregate.get("suite") is not None and not isinstance(aggregate["suite"], str):
+        return "suite is not text"
+    return None
+
+
+def locate_inputs(paths: list[Path | str]) -> tuple[list[tuple[Path, Optional[Path]]], Optional[dict[str, Any]]]:
+    """JSONL paths from the command line, each with the results directory it was found through
+    (None for a JSONL named directly): a results directory or its ``summary.json`` stands for
     the JSONL files it lists (all ``*.jsonl`` of a directory without one). Also returns the
-    aggregate ``summary.json`` when one was given (its gates go into the report)."""
-    out: list[Path] = []
+    aggregate ``summary.json`` when one was given (its gates go into the report).
+
+    A listed file that resolves outside its results directory (``../``, an absolute path, a
+    symlink pointing out) is refused with ResultFileError; so is a ``summary.json`` that is
+    not JSON or has the wrong shape. Load each file with ``load_result(path, root=root)``.
+    """
+    out: list[tuple[Path, Optional[Path]]] = []
     aggregate: Optional[dict[str, Any]] = None
     for raw in paths:
         path = Path(raw)
         listing = path / "summary.json" if path.is_dir() else path
         if listing.name == "summary.json" and listing.is_file():
-            aggregate = json.loads(listing.read_text(encoding="utf-8"))
-            out.extend(listing.parent / run["jsonl"] for run in aggregate.get("runs", []))
+            root = listing.parent
+            if not inside(listing, root):
+                raise ResultFileError(f"{listing}: a link pointing outside {root}; refused")
+            try:
+                loaded = strict_json(listing.read_bytes().decode("utf-8"))
+            except (ValueError, OSError) as exc:  # UnicodeDecodeError is a ValueError
+                raise ResultFileError(f"{listing}: not valid JSON ({exc})") from None
+            reason = aggregate_problem(loaded)
+            if reason is not None:
+                raise ResultFileError(f"{listing}: {reason}")
+            aggregate = loaded
+            for run in loaded.get("runs", []):
+                target = root / run["jsonl"]
+                if not inside(target, root):
+                    raise ResultFileError(f"{listing}: names {run['jsonl']!r}, which is outside {root}; refused")
+                out.append((target, root))
         elif path.is_dir():
-            out.extend(sorted(path.glob("*.jsonl")))
+            for target in sorted(path.glob("*.jsonl")):
+                if not inside(target, path):
+                    raise ResultFileError(f"{target}: a link pointing outside {path}; refused")
+                out.append((target, path))
         else:
-            out.append(path)
+            out.append((path, None))
     return out, aggregate
+
+
+def expand_inputs(paths: list[Path | str]) -> tuple[list[Path], Optional[dict[str, Any]]]:
+    """:func:`locate_inputs` without the directories."""
+    located, aggregate = locate_inputs(paths)
+    return [p for p, _ in located], aggregate
 
 
 def builtin_summarize_extra(benchmark: Optional[str]) -> Optional[Callable[[list[dict[str, Any]]], dict[str, Any]]]:

@@ -1,55 +1,124 @@
 """Scorers by name, as functions of a stored JSONL record: ``(record) -> Score``.
 
 ``jeval rescore`` uses this registry to score stored answers again (``model_answer``
-against ``expected``) without querying any model. Each entry wraps one of the
-deterministic scorers of :mod:`pytest_jeval.scoring`:
+against ``expected``) without querying any model. Each built-in benchmark names its
+entry in ``Benchmark.scorer``. Generic entries wrap the deterministic scorers of
+:mod:`pytest_jeval.scoring`:
 
-* ``numeric``  - :func:`score_numeric` (GSM8K);
-* ``mcq``      - :func:`score_choice`; the valid letters come from
-  ``scoring_metadata.valid_letters`` when the record has them, else ``A``-``D``
-  widened to include the expected letter. When the regex finds no letter but the
-  run's judge fallback had chosen one (``scoring_metadata.extraction == "judge"``),
-  that stored choice is kept: the judge is not asked again;
-* ``math``     - :func:`score_math` (MATH-500 style);
-* ``gaia``     - :func:`score_gaia`;
+* ``numeric``  - :func:`score_numeric`;
+* ``mcq``      - :func:`score_choice` with the judge fallback (GPQA, MMLU-Pro, SuperGPQA,
+  TruthfulQA MC1); the valid letters come from ``scoring_metadata.valid_letters``, else
+  ``A``-``D`` widened to include the expected letter;
+* ``math``     - :func:`score_math` (MATH-500);
+* ``gaia``     - :func:`score_gaia` with GAIA's judge fallback;
 * ``exact``    - :func:`exact_match` (SQuAD normalisation);
 * ``contains`` - the expected answer, or one of ``scoring_metadata.accepted``,
-  appears as whole words in the answer (the quickstart's text rule).
+  appears as whole words in the answer;
+* ``judge``    - the structured judge verdict alone (FRAMES, NaturalReasoning).
+
+Benchmark entries (``quickstart``, ``hle``, ``simpleqa``, ``wildchat``, ``doc_qa``,
+``email_triage``, ``security_scanner``, ``humaneval``, ``livecodebench``,
+``coding_assistant``) call the benchmark's own scoring function. Those registered
+with ``needs_sample=True`` are called as ``fn(record, sample=...)`` with the sample
+loaded from the benchmark's data (their scoring needs more than the record holds:
+unit tests, passages, option letters).
+
+Judge verdicts: entries registered with ``uses_judge=True`` run the benchmark's scoring
+with a :class:`~pytest_jeval.scoring.replay.ReplayJudge` that answers with the judge
+replies stored in the record. Where the scoring asks the judge, the record's stored
+verdict is kept as it is; with ``reparse_judge=True`` the stored replies are parsed
+again by the current parser instead. Deterministic parts (the regex letter, the exact
+match) are always recomputed.
 
 Register more with :func:`register_scorer`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import string
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar, overload
 
+from ..sample import Sample
 from ..score import Score
-from .gaia import score_gaia
 from .math_equiv import score_math
 from .mcq import score_choice
 from .numeric import score_numeric
+from .replay import ReplayJudge, stored_score
 from .text import exact_match
 
-__all__ = ["RecordScorer", "get_scorer", "register_scorer", "scorer_names"]
+__all__ = ["RecordScorer", "call_scorer", "get_scorer", "register_scorer", "scorer_names", "scorer_needs_sample",
+           "scorer_uses_judge"]
 
-RecordScorer = Callable[[dict[str, Any]], Score]
+RecordScorer = Callable[..., Score]
 
 _REGISTRY: dict[str, RecordScorer] = {}
+_NEEDS_SAMPLE: set[str] = set()
+_USES_JUDGE: set[str] = set()
+_RUNS_CODE: set[str] = set()
 
 
-def register_scorer(name: str, scorer: Optional[RecordScorer] = None) -> Any:
-    """Register ``scorer`` under ``name``; usable as a decorator (``@register_scorer("x")``)."""
+_F = TypeVar("_F", bound=RecordScorer)
 
-    def add(fn: RecordScorer) -> RecordScorer:
+
+@overload
+def register_scorer(name: str, scorer: None = None, *, needs_sample: bool = ..., uses_judge: bool = ...,
+                    runs_code: bool = ...) -> Callable[[_F], _F]: ...
+
+
+@overload
+def register_scorer(name: str, scorer: _F, *, needs_sample: bool = ..., uses_judge: bool = ...,
+                    runs_code: bool = ...) -> _F: ...
+
+
+def register_scorer(name: str, scorer: Optional[RecordScorer] = None, *, needs_sample: bool = False,
+                    uses_judge: bool = False, runs_code: bool = False) -> Any:
+    """Register ``scorer`` under ``name``; usable as a decorator (``@register_scorer("x")``).
+
+    ``needs_sample``: called as ``scorer(record, sample=Sample)``. ``uses_judge``: takes
+    ``reparse_judge: bool`` (see the module docstring). ``runs_code``: takes ``workers: int``,
+    the sandbox runs at once (the run's ``max_exec_workers``).
+    """
+
+    def add(fn: Any) -> Any:
         if name in _REGISTRY and _REGISTRY[name] is not fn:
             raise ValueError(f"a scorer named {name!r} is already registered")
         _REGISTRY[name] = fn
+        if needs_sample:
+            _NEEDS_SAMPLE.add(name)
+        if uses_judge:
+            _USES_JUDGE.add(name)
+        if runs_code:
+            _RUNS_CODE.add(name)
         return fn
 
     return add(scorer) if scorer is not None else add
+
+
+def scorer_needs_sample(name: str) -> bool:
+    """True when the scorer registered as ``name`` needs the record's :class:`Sample`."""
+    return name in _NEEDS_SAMPLE
+
+
+def scorer_uses_judge(name: str) -> bool:
+    """True when the scorer registered as ``name`` replays stored judge replies."""
+    return name in _USES_JUDGE
+
+
+def call_scorer(name: str, record: dict[str, Any], *, sample: Optional[Sample] = None,
+                reparse_judge: bool = False, workers: Optional[int] = None) -> Score:
+    """Score ``record`` with the scorer registered as ``name``, passing what it takes."""
+    fn = get_scorer(name)
+    kwargs: dict[str, Any] = {}
+    if name in _NEEDS_SAMPLE:
+        if sample is None:
+            raise ValueError(f"scorer {name!r} needs the sample of record {record.get('record_id')!r}")
+        kwargs["sample"] = sample
+    if name in _USES_JUDGE:
+        kwargs["reparse_judge"] = reparse_judge
+    if name in _RUNS_CODE and workers is not None:
+        kwargs["workers"] = workers
+    return fn(record, **kwargs)
 
 
 def get_scorer(name: str) -> RecordScorer:
@@ -97,21 +166,31 @@ def valid_letters(record: dict[str, Any]) -> str:
     return string.ascii_uppercase[: max(4, last + 1)]
 
 
-@register_scorer("mcq")
-def record_mcq(record: dict[str, Any]) -> Score:
-    """The letter the answer states equals the expected letter (stored judge choices are kept)."""
-    result = score_choice(_answer(record), _expected(record), valid_letters(record))
-    stored = _metadata(record)
-    if result.unscored and "judge_error" in stored:
-        return dataclasses.replace(result, metadata=dict(stored))  # the judge failed in the run too
-    if result.unscored and stored.get("extraction") == "judge":
-        # The run's judge fallback already read this answer; reuse its verdict.
-        letter = stored.get("candidate_letter")
-        if letter is None:
-            return Score(correct=None, expected=result.expected, metadata=dict(stored))
-        return Score(correct=letter == result.expected, extracted=letter, expected=result.expected,
-                     metadata=dict(stored))
+def judged(record: dict[str, Any], reparse_judge: bool, scoring: Callable[[Any], Score]) -> Score:
+    """``scoring(judge)`` with the record's stored judge replayed; where it asks the judge, the
+    stored verdict is kept unless ``reparse_judge`` (see the module docstring)."""
+    judge = ReplayJudge.from_record(record)
+    result = scoring(judge)
+    if judge is not None and judge.calls and not reparse_judge:
+        return stored_score(record)
     return result
+
+
+def _sample_of(record: dict[str, Any]) -> Sample:
+    """A sample rebuilt from the record's id, question, expected answer and subject."""
+    subject = record.get("subject")
+    return Sample(id=str(record.get("record_id")), input=str(record.get("question") or ""), target=_expected(record),
+                  subject=subject if isinstance(subject, str) else None)
+
+
+@register_scorer("mcq", uses_judge=True)
+def record_mcq(record: dict[str, Any], reparse_judge: bool = False) -> Score:
+    """The letter the answer states equals the expected letter; the judge fallback where none is found."""
+    from .judge_fallback import score_choice_with_fallback
+
+    answer, gold, valid = _answer(record), _expected(record), valid_letters(record)
+    return judged(record, reparse_judge,
+                  lambda judge: score_choice_with_fallback(answer, gold, valid, question="", judge=judge))
 
 
 @register_scorer("math")
@@ -120,10 +199,13 @@ def record_math(record: dict[str, Any]) -> Score:
     return score_math(_answer(record), _expected(record))
 
 
-@register_scorer("gaia")
-def record_gaia(record: dict[str, Any]) -> Score:
-    """GAIA's normalised exact match of the final answer."""
-    return score_gaia(_answer(record), _expected(record))
+@register_scorer("gaia", uses_judge=True)
+def record_gaia(record: dict[str, Any], reparse_judge: bool = False) -> Score:
+    """GAIA's normalised exact match of the final answer; the judge may overturn a mismatch."""
+    from pytest_jeval.benchmarks.bench_gaia import score_gaia_with_fallback
+
+    sample, answer = _sample_of(record), _answer(record)
+    return judged(record, reparse_judge, lambda judge: score_gaia_with_fallback(sample, answer, judge))
 
 
 @register_scorer("exact")
@@ -151,3 +233,132 @@ def record_contains(record: dict[str, Any]) -> Score:
     hit = next((g for g in golds if _words(g) in _words(answer)), None)
     return Score(correct=hit is not None, extracted=hit or answer.strip()[:80], expected=gold,
                  metadata={"match": "contains", "accepted": golds})
+
+
+@register_scorer("judge", uses_judge=True)
+def record_judge(record: dict[str, Any], reparse_judge: bool = False) -> Score:
+    """The structured judge verdict alone (FRAMES, NaturalReasoning); unscored without a judge."""
+    from .judge_prompts import structured_score
+
+    question, answer, gold = str(record.get("question") or ""), _answer(record), _expected(record)
+    return judged(record, reparse_judge, lambda judge: structured_score(
+        judge, question=question, response=answer, correct_answer=gold))
+
+
+# -- benchmark entries: the benchmark's own scoring function ------------------------------------
+
+@register_scorer("hle", needs_sample=True, uses_judge=True)
+def record_hle(record: dict[str, Any], sample: Sample, reparse_judge: bool = False) -> Score:
+    """HLE: the letter / exact-match fast path, then the structured judge verdict."""
+    from pytest_jeval.benchmarks.bench_hle import score_hle
+
+    answer = _answer(record)
+    return judged(record, reparse_judge, lambda judge: score_hle(sample, answer, judge))
+
+
+@register_scorer("simpleqa", uses_judge=True)
+def record_simpleqa(record: dict[str, Any], reparse_judge: bool = False) -> Score:
+    """SimpleQA: the grader's CORRECT / INCORRECT / NOT_ATTEMPTED (as ``test_simpleqa`` scores it)."""
+    from pytest_jeval.benchmarks.bench_simpleqa import grade
+
+    question, answer, gold = str(record.get("question") or ""), _answer(record), _expected(record)
+
+    def scoring(judge: Any) -> Score:
+        if judge is None:
+            return Score.unscorable("simpleqa needs a [judge] to grade answers", expected=gold)
+        result, meta = grade(judge, question, gold, answer)
+        if result is None:
+            reason = "judge call failed" if "judge_error" in meta else "no grade in the judge's reply"
+            return Score(correct=None, expected=gold, metadata={"unscored_reason": reason, **meta},
+                         fields={"grade": None})
+        return Score(correct=result == "CORRECT", extracted=result, expected=gold, metadata=meta,
+                     fields={"grade": result})
+
+    return judged(record, reparse_judge, scoring)
+
+
+@register_scorer("wildchat", uses_judge=True)
+def record_wildchat(record: dict[str, Any], reparse_judge: bool = False) -> Score:
+    """WildChat: the pairwise verdicts of both orders (the reference reply only shapes the prompt)."""
+    from pytest_jeval.benchmarks.bench_wildchat import score_pairwise
+
+    question, answer = str(record.get("question") or ""), _answer(record)
+
+    def scoring(judge: Any) -> Score:
+        if judge is None:
+            return Score.unscorable("wildchat needs a [judge] for pairwise comparison",
+                                    expected="at least a tie with the reference reply")
+        result: Score = score_pairwise(judge, question, answer, "")
+        return result
+
+    return judged(record, reparse_judge, scoring)
+
+
+@register_scorer("quickstart", needs_sample=True)
+def record_quickstart(record: dict[str, Any], sample: Sample) -> Score:
+    """quickstart: numeric, letter or whole-word match by the sample's kind (as ``test_quickstart``)."""
+    from pytest_jeval.benchmarks.bench_quickstart import score_text
+
+    kind, answer = sample.metadata.get("kind"), _answer(record)
+    if kind == "numeric":
+        return score_numeric(answer, sample.target)
+    if kind == "choice":
+        return score_choice(answer, sample.target, string.ascii_uppercase[: len(sample.choices)])
+    result: Score = score_text(answer, sample)
+    return result
+
+
+@register_scorer("doc_qa", needs_sample=True)
+def record_doc_qa(record: dict[str, Any], sample: Sample) -> Score:
+    """doc_qa: answer match and citation F1."""
+    from pytest_jeval.benchmarks.bench_doc_qa import score_doc_qa
+
+    result: Score = score_doc_qa(_answer(record), sample)
+    return result
+
+
+@register_scorer("email_triage", needs_sample=True)
+def record_email_triage(record: dict[str, Any], sample: Sample) -> Score:
+    """email_triage: category, priority and draft elements."""
+    from pytest_jeval.benchmarks.bench_email_triage import score_triage
+
+    result: Score = score_triage(_answer(record), sample)
+    return result
+
+
+@register_scorer("security_scanner", needs_sample=True)
+def record_security_scanner(record: dict[str, Any], sample: Sample) -> Score:
+    """security_scanner: vulnerability class and line precision."""
+    from pytest_jeval.benchmarks.bench_security_scanner import score_security
+
+    result: Score = score_security(_answer(record), sample)
+    return result
+
+
+@register_scorer("humaneval", needs_sample=True)
+def record_humaneval(record: dict[str, Any], sample: Sample) -> Score:
+    """HumanEval: ``check(entry_point)`` on the extracted code, in the sandbox."""
+    from pytest_jeval.benchmarks.bench_humaneval import score_humaneval
+
+    result: Score = score_humaneval(_answer(record), sample)
+    return result
+
+
+@register_scorer("livecodebench", needs_sample=True, runs_code=True)
+def record_livecodebench(record: dict[str, Any], sample: Sample, workers: Optional[int] = None) -> Score:
+    """LiveCodeBench: the public and private tests, in the sandbox (``workers`` at once; default
+    the run's default, one per CPU core)."""
+    from pytest_jeval.benchmarks._codeexec import exec_workers
+    from pytest_jeval.benchmarks.bench_livecodebench import score_livecodebench
+
+    result: Score = score_livecodebench(_answer(record), sample, workers=workers or exec_workers())
+    return result
+
+
+@register_scorer("coding_assistant", needs_sample=True)
+def record_coding_assistant(record: dict[str, Any], sample: Sample) -> Score:
+    """coding_assistant: the visible and hidden tests, in the sandbox."""
+    from pytest_jeval.benchmarks.bench_coding_assistant import score_fix
+
+    result: Score = score_fix(_answer(record), sample)
+    return result
