@@ -158,9 +158,10 @@ def _ca_sample(item_id: str):  # type: ignore[no-untyped-def]
 
 CA_FORGERIES = {
     "json-dumps": "import json\njson.dumps = lambda *a, **k: '{\"name\": \"x\", \"verdict\": \"passed\", \"detail\": \"\"}'\n",
+    # appended after the module: the first call forges a "passed" frame for every test, then quits
     "frames": textwrap.dedent("""
         import os, json, struct
-        def _forge():
+        def average(*args):
             for fd in map(int, os.listdir("/proc/self/fd")):
                 for i in range(10):
                     data = json.dumps({"index": i, "verdict": "passed", "detail": "", "nonce": ""}).encode()
@@ -168,7 +169,7 @@ CA_FORGERIES = {
                         os.write(fd, struct.pack(">Q", len(data)) + data)
                     except OSError:
                         pass
-        _forge()
+            os._exit(0)
     """),
     "exit": "import atexit, os\natexit.register(lambda: os._exit(0))\n",
 }
@@ -177,7 +178,8 @@ CA_FORGERIES = {
 @pytest.mark.parametrize("trick", sorted(CA_FORGERIES))
 def test_coding_assistant_harness_cannot_be_patched(trick: str) -> None:
     sample = _ca_sample("ca-04")
-    reply = "```python\n" + CA_FORGERIES[trick] + sample.metadata["buggy_code"] + "```"
+    code = sample.metadata["buggy_code"]
+    reply = "```python\n" + (code + CA_FORGERIES[trick] if trick == "frames" else CA_FORGERIES[trick] + code) + "```"
     score = ca.score_fix(reply, sample)
     assert score.correct is False and score.value < 1.0, score.metadata
     if trick == "frames":
@@ -406,9 +408,21 @@ def _token_processes(token: str) -> list[int]:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG are Linux-only")
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL"])
-def test_sandbox_dies_with_the_runner(pytester: pytest.Pytester, signame: str) -> None:
+@pytest.mark.parametrize("plan", ["strongest", "namespaces+uid-drop"])
+def test_sandbox_dies_with_the_runner(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, signame: str, plan: str
+) -> None:
+    """bwrap dies with its parent by itself; ``unshare`` (the weaker plan) only through PR_SET_PDEATHSIG."""
     import signal
     import time
+
+    from pytest_jeval.sandbox import _isolation
+
+    if plan != "strongest":
+        wanted = [p for p in _isolation.candidate_plans() if p.name == plan]
+        if not wanted or not _isolation.probe(wanted[0]):
+            pytest.skip(f"the {plan} plan does not work here")
+        monkeypatch.setenv("JEVAL_SANDBOX_ISOLATION", plan)
 
     token = f"6{os.getpid() % 1000}.{time.monotonic_ns() % 10**9}"
     pytester.makepyfile(test_sleeper=f"""
