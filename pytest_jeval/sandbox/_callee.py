@@ -16,7 +16,6 @@ import sys as _sys
 
 def _serve():
     import builtins
-    import traceback
 
     in_fd, out_fd = int(_sys.argv[1]), int(_sys.argv[2])
     _os.set_inheritable(in_fd, False)
@@ -25,8 +24,7 @@ def _serve():
         _os._exit(70)
     read, write, loads, dumps = _os.read, _os.write, _json.loads, _json.dumps
     encode, decode, pack, exit_now = encode_value, decode_value, pack_frame, _os._exit
-    format_exc, base_exception, getattr_, isinstance_, type_ = (
-        traceback.format_exc, BaseException, getattr, isinstance, type)
+    base_exception, getattr_, isinstance_, type_ = BaseException, getattr, isinstance, type
     module = {"__name__": "__main__", "__builtins__": builtins}
 
     def receive():
@@ -51,7 +49,9 @@ def _serve():
             data = data[write(out_fd, data):]
 
     def failure(exc):
-        return {"exc": [type_(exc).__name__, str(exc)[:500], format_exc()[-4000:]]}
+        import traceback  # only when something failed: start-up stays short
+
+        return {"exc": [type_(exc).__name__, str(exc)[:500], traceback.format_exc()[-4000:]]}
 
     def resolve(name, method):
         solution = module.get("Solution")

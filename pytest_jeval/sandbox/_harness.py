@@ -47,15 +47,33 @@ class Callee:
     """The solution's process and the two pipes to it."""
 
     def __init__(self, source):
-        import subprocess
-
         to_r, self.to_w = _os.pipe()
         self.from_r, from_w = _os.pipe()
-        self.proc = subprocess.Popen(
-            [_sys.executable, "-I", "-S", "-B", "-u", "-c", source, str(to_r), str(from_w)],
-            pass_fds=(to_r, from_w), stdin=subprocess.DEVNULL, close_fds=True)
+        _os.set_inheritable(to_r, True)
+        _os.set_inheritable(from_w, True)
+        # stdin is /dev/null and stdout/stderr are the runner's capture files; every
+        # other descriptor of the harness (the verdict) is close-on-exec.
+        self.pid = _os.posix_spawn(
+            _sys.executable, [_sys.executable, "-I", "-S", "-B", "-u", "-c", source, str(to_r), str(from_w)],
+            {k: v for k, v in _os.environ.items()})
+        self.status = None
         _os.close(to_r)
         _os.close(from_w)
+
+    def wait(self, block=True):
+        """The callee's exit status (negative: killed by that signal), or None while it runs."""
+        if self.status is None:
+            pid, raw = _os.waitpid(self.pid, 0 if block else _os.WNOHANG)
+            if pid:
+                self.status = _os.waitstatus_to_exitcode(raw)
+        return self.status
+
+    def kill(self):
+        if self.status is None:
+            try:
+                _os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
 
     def send(self, message):
         data = pack_frame(_json.dumps(message).encode("utf-8"))
@@ -88,11 +106,14 @@ class Callee:
         return message
 
     def died(self):
-        try:
-            code = self.proc.wait(timeout=2)
-        except Exception:
-            self.proc.kill()
-            code = self.proc.wait()
+        import time
+
+        deadline = time.monotonic() + 2
+        while self.wait(block=False) is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if self.status is None:
+            self.kill()
+        code = self.wait()
         if code < 0:
             reason = "timeout" if code == -24 else "killed"
             return CalleeDied(reason, f"the solution's process was killed by signal {-code}")
@@ -109,13 +130,8 @@ class Callee:
         return reply
 
     def close(self):
-        try:
-            self.send({"op": "exit"})
-        except CalleeDied:
-            pass
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+        self.kill()  # nothing the solution does after the checks can matter
+        self.wait()
 
 
 def _builtin_exception(name, message):
