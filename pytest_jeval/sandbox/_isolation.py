@@ -32,12 +32,14 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from ._files import make_run_dir, private_base_dir, remove_tree
 from ._limits import Limits, make_preexec, sandbox_base_dir, sandbox_python, scrubbed_env
 from ._uids import run_uid
 
-BASE_TAGS = ("subprocess", "session", "rlimits", "env-scrub", "tmpdir", "pdeathsig")
+BASE_TAGS = ("subprocess", "session", "rlimits", "env-scrub", "tmpdir",
+             *(("pdeathsig",) if sys.platform.startswith("linux") else ()))
 BWRAP_TAGS = ("bwrap", "userns", "netns", "pidns", "ipcns", "utsns", "mountns", "ro-system", "private-tmp")
 #: Where the run directory appears inside a bubblewrap sandbox (its cwd and HOME).
 SANDBOX_HOME = "/sandbox"
@@ -174,7 +176,7 @@ def run_identity(plan: IsolationPlan) -> Iterator[tuple[int, int] | None]:
         yield plan.run_as
 
 
-def popen_identity(plan: IsolationPlan, owner: tuple[int, int] | None) -> dict[str, object]:
+def popen_identity(plan: IsolationPlan, owner: tuple[int, int] | None) -> dict[str, Any]:
     """Popen's ``user``/``group`` arguments for a run (empty when the plan drops no privileges there)."""
     if plan.popen_user and owner is not None:
         return {"user": owner[0], "group": owner[1], "extra_groups": []}
@@ -194,7 +196,7 @@ def probe(plan: IsolationPlan, timeout: float = 20.0) -> bool:
                     argv, cwd=cwd, env=scrubbed_env(inner_home, "/tmp" if plan.bwrap else None),
                     stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
                     start_new_session=True, preexec_fn=make_preexec(limits),
-                    **popen_identity(plan, owner))  # type: ignore[call-overload]
+                    **popen_identity(plan, owner))
             finally:
                 remove_tree(home)
     except (OSError, subprocess.SubprocessError, ValueError, RuntimeError):
