@@ -102,6 +102,8 @@ def _open_dir(parent_fd: int, name: str) -> int:
     except PermissionError:
         # Only reachable when not root: the owner (us) may repair the mode. O_PATH with
         # O_NOFOLLOW pins the very directory; chmod goes through that descriptor.
+        if not hasattr(os, "O_PATH"):  # pragma: no cover - not Linux
+            raise
         pin = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent_fd)
         try:
             if not stat.S_ISDIR(os.fstat(pin).st_mode):

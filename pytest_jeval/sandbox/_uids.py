@@ -10,7 +10,6 @@ knows them.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import random
 import stat
@@ -51,6 +50,8 @@ def _lock_dir(base: str) -> int:
 @contextmanager
 def run_uid(base: str) -> Iterator[int]:
     """Hold a uid no other run on this machine holds, for the ``with`` block."""
+    import fcntl  # POSIX only, and only needed as root
+
     dir_fd = _lock_dir(base)
     try:
         rng = random.SystemRandom()
