@@ -10,7 +10,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 # The portable llama.cpp build: the native one was seen to segfault on AMX CPUs in VMs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: demo test install clean chromium
+.PHONY: demo test install clean chromium bubblewrap
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,14 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) \
 		|| echo "chromium could not be installed: the browser tests will be skipped"
 
-test: $(VENV)/.installed-dev chromium
+# The sandbox's strongest isolation plan runs generated code under bubblewrap (docs/sandbox.md);
+# without it the weaker plans are used and the tests that need bwrap are skipped.
+bubblewrap:
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap); } \
+		|| echo "bubblewrap could not be installed: the sandbox falls back to a weaker isolation plan"
+
+test: $(VENV)/.installed-dev chromium bubblewrap
 	$(PY) -m pytest
 
 clean:

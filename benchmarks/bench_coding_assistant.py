@@ -9,18 +9,20 @@ pass) and ``fixed_code`` (a reference fix: the gold, checked to pass every test 
 the buggy code fails at least one).
 
 Scoring: the model's code (the fenced Python block that defines ``entry_point``, else
-the last one) is run in the sandbox followed by a harness that calls every visible and
-hidden test function, each in its own ``try``, and reports a verdict per test (passed,
-wrong answer = AssertionError, exception, or the run's timeout / memory / killed
-status for the test that was running, then "not run"). ``score`` is the share of
-tests passed; ``is_correct`` requires all of them (threshold 1.0).
+the last one) is loaded in the sandbox by the trusted harness (``run_harness``, mode
+``tests``), which then calls every visible and hidden test function, each in its own
+``try``, and reports a verdict per test (passed, wrong answer = AssertionError,
+exception, or the run's timeout / memory / killed status for the test that was
+running, then "not run"). The tests run in the solution's process (they use its
+classes and objects); their results reach the harness as nonce-tagged frames on a
+close-on-exec pipe, never through stdout, ``json`` or anything the solution's module
+namespace holds (see docs/sandbox.md for what this does and does not stop).
+``score`` is the share of tests passed; ``is_correct`` requires all of them (threshold 1.0).
 """
 
 from __future__ import annotations
 
 import ast
-import json
-import secrets
 from typing import Any, Optional
 
 import pytest
@@ -34,7 +36,7 @@ from pytest_jeval.benchmarks._codeexec import (
     run_jobs,
     summarize_code,
 )
-from pytest_jeval.sandbox import ExecResult, run_python
+from pytest_jeval.sandbox import ExecResult, run_harness
 
 #: Wall-clock seconds for one item's whole test run.
 TIMEOUT = 10.0
@@ -92,68 +94,27 @@ def prompt(sample: Sample) -> str:
     return PROMPT.format(issue=sample.input, code=m["buggy_code"], tests=m["tests"])
 
 
-def harness_program(code: str, tests: list[tuple[str, str]], marker: str) -> str:
-    """``code`` followed by a harness running each ``(source, name)`` test with its own verdict."""
+def harness_job(code: str, tests: list[tuple[str, str]]) -> dict[str, Any]:
+    """The harness job running each ``(source, name)`` test against ``code``, in order."""
     sources = sorted({src for src, _ in tests}, key=[src for src, _ in tests].index)
-    calls = [(sources.index(src), name) for src, name in tests]
-    return code + f"""
-
-# ---- jeval test harness ----
-def _jeval_run_tests():
-    import json as _json, sys as _sys
-    _module = {{k: v for k, v in globals().items() if not k.startswith("_jeval")}}
-    _spaces = []
-    for _src in {sources!r}:
-        _ns = dict(_module)
-        _ns["__name__"] = "jeval_tests"
-        exec(compile(_src, "<tests>", "exec"), _ns)
-        _spaces.append(_ns)
-    for _i, _name in {calls!r}:
-        try:
-            _spaces[_i][_name]()
-        except AssertionError as _e:
-            _v, _d = "wrong answer", "AssertionError: " + str(_e)
-        except MemoryError:
-            _v, _d = "memory", "MemoryError"
-        except BaseException as _e:
-            _v, _d = "exception", type(_e).__name__ + ": " + str(_e)
-        else:
-            _v, _d = "passed", ""
-        _sys.stdout.write("\\n" + {marker!r} + _json.dumps({{"name": _name, "verdict": _v, "detail": _d[:300]}}) + "\\n")
-        _sys.stdout.flush()
-_jeval_run_tests()
-"""
+    calls = [[sources.index(src), name] for src, name in tests]
+    return {"mode": "tests", "code": code, "sources": sources, "calls": calls}
 
 
-def judge_run(result: ExecResult, names: list[str], marker: str) -> list[dict[str, Any]]:
-    """Per-test verdicts from the harness output; tests it never reached get the run's outcome."""
-    seen: dict[str, dict[str, Any]] = {}
-    for line in result.stdout.split("\n"):
-        if line.startswith(marker):
-            try:
-                v = json.loads(line[len(marker):])
-            except ValueError:
-                continue
-            if v.get("name") in names and v["name"] not in seen:
-                seen[v["name"]] = {"name": v["name"], "verdict": v["verdict"], "detail": v.get("detail", "")}
-    verdicts = []
-    blamed = False
-    for name in names:
-        if name in seen:
-            verdicts.append(seen[name])
-            continue
-        if not blamed:
-            blamed = True
-            status = {"timeout": "timeout", "memory": "memory", "killed": "killed"}.get(result.status, "exception")
-            detail = last_error_line(result.stderr) or (
-                "the program exited before the tests finished" if result.status == "ok" else result.status)
-            if not seen and result.status != "ok" and status == "exception":
-                # the module itself failed (syntax error, import-time crash): every test fails with it
-                verdicts.extend({"name": n, "verdict": "exception", "detail": detail} for n in names[len(verdicts):])
-                break
-            verdicts.append({"name": name, "verdict": status, "detail": detail})
-        else:
-            verdicts.append({"name": name, "verdict": "not run", "detail": ""})
+def judge_run(result: ExecResult, names: list[str]) -> list[dict[str, Any]]:
+    """Per-test verdicts from the harness's report; tests it never reached get the run's outcome."""
+    reported = list((result.verdict or {}).get("tests") or [])[: len(names)]
+    verdicts = [{"name": n, "verdict": r["verdict"], "detail": r.get("detail", "")} for n, r in zip(names, reported)]
+    if len(verdicts) == len(names):
+        return verdicts
+    status = {"timeout": "timeout", "memory": "memory", "killed": "killed"}.get(result.status, "exception")
+    detail = (result.verdict or {}).get("detail") or last_error_line(result.stderr) or (
+        "the program exited before the tests finished" if result.status == "ok" else result.status)
+    if not verdicts and status == "exception":
+        # the module itself failed (syntax error, import-time crash): every test fails with it
+        return [{"name": n, "verdict": "exception", "detail": detail} for n in names]
+    verdicts.append({"name": names[len(verdicts)], "verdict": status, "detail": detail})
+    verdicts.extend({"name": n, "verdict": "not run", "detail": ""} for n in names[len(verdicts):])
     return verdicts
 
 
@@ -166,10 +127,9 @@ def score_fix(reply_text: str, sample: Sample, *, timeout: float = TIMEOUT, memo
     code, how = extract_code(reply_text, prefer_defining=m["entry_point"])
     if code is None or not code.strip():
         return Score.unscorable("no Python code in the reply", expected=expected, extraction=how)
-    marker = f"__jeval_test_{secrets.token_hex(8)}__"
     tests = [(m["tests"], n) for n in visible] + [(m["hidden_tests"], n) for n in hidden]
-    result = run_python(harness_program(code, tests, marker), timeout=timeout, memory_mb=memory_mb)
-    verdicts = judge_run(result, names, marker)
+    result = run_harness(harness_job(code, tests), timeout=timeout, memory_mb=memory_mb)
+    verdicts = judge_run(result, names)
     for v, name in zip(verdicts, names):
         v["hidden"] = name in hidden and name not in visible
     passed = sum(v["verdict"] == "passed" for v in verdicts)

@@ -19,15 +19,18 @@ Judging (one sandboxed process per test case, in parallel up to
 ``[run] max_exec_workers``, public tests first, stopping at the first failure):
 
 * functional (``metadata.func_name``, LeetCode): the code plus LiveCodeBench's import
-  header is run; ``Solution().<func_name>`` (or a top-level function of that name) is
-  called with the test input, one JSON value per line, and its return value (tuples as
-  lists) must equal the JSON-decoded expected output.
+  header is loaded by the sandbox's trusted harness in a process of its own;
+  ``Solution().<func_name>`` (or a top-level function of that name) is called with the
+  test input, one JSON value per line. The return value leaves the sandbox only as a
+  plain value (exactly a built-in type) and is compared *here*, in the runner: it
+  (tuples as lists) must equal the JSON-decoded expected output.
 * stdin (AtCoder, Codeforces): the program reads the test input on stdin; its stdout must
   match the expected output line by line after stripping, with whitespace inside a line
   collapsed, and lines that differ compared again token by token as decimals (``1.50`` ==
   ``1.5``), as LiveCodeBench does.
 
-The sample is correct iff every test passes (pass@1).
+The sample is correct iff every test passes (pass@1). Expected outputs never enter
+the sandbox, and the sandbox cannot see the dataset files (see docs/sandbox.md).
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ import functools
 import io
 import json
 import pickle
-import secrets
 import zlib
 from decimal import Decimal, InvalidOperation
 from typing import Any, Optional
@@ -54,7 +56,7 @@ from pytest_jeval.benchmarks._codeexec import (
     run_jobs,
     summarize_code,
 )
-from pytest_jeval.sandbox import ExecResult, run_python
+from pytest_jeval.sandbox import ExecResult, decode_value, encode_value, run_harness, run_python
 
 #: Wall-clock seconds per test case (LiveCodeBench's own default is 6).
 TIMEOUT = 6.0
@@ -208,32 +210,6 @@ def problem_tests(sample: Sample) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- judging
 
 
-def functional_program(code: str, func_name: str, marker: str) -> str:
-    """The solution plus a driver that calls ``func_name`` on JSON arguments read from stdin."""
-    if not func_name.isidentifier():
-        raise ValueError(f"func_name must be an identifier, got {func_name!r}")
-    driver = f"""
-
-# ---- jeval driver ----
-def _jeval_call():
-    import json as _json, sys as _sys
-    _args = _json.loads(_sys.stdin.read())
-    _cls = globals().get("Solution")
-    _fn = getattr(_cls(), {func_name!r}) if isinstance(_cls, type) else globals()[{func_name!r}]
-    _out = _fn(*_args)
-    if isinstance(_out, tuple):
-        _out = list(_out)
-    try:
-        _text = _json.dumps(_out)
-    except (TypeError, ValueError):
-        _text = _json.dumps({{"__jeval_unserialisable__": repr(_out)[:300]}})
-    _sys.stdout.write("\\n" + {marker!r} + _text + "\\n")
-    _sys.stdout.flush()
-_jeval_call()
-"""
-    return IMPORT_HEADER + "\n" + code + driver
-
-
 def stdin_program(code: str) -> str:
     """The solution as a script (LiveCodeBench's import header first)."""
     return IMPORT_HEADER + "\n" + code
@@ -268,39 +244,42 @@ def _status_verdict(result: ExecResult) -> str:
     return {"timeout": "timeout", "memory": "memory", "killed": "killed"}.get(result.status, "exception")
 
 
-def judge_test(result: ExecResult, test: dict[str, Any], kind: str, marker: str) -> dict[str, Any]:
+def _returned_value(result: ExecResult) -> tuple[bool, Any]:
+    """``(True, value)`` for the plain value a functional run returned (tuples as lists, JSON round trip)."""
+    verdict = result.verdict or {}
+    try:
+        value = decode_value(verdict.get("value"))
+        if isinstance(value, tuple):
+            value = list(value)
+        return True, json.loads(json.dumps(value))
+    except (ValueError, TypeError, OverflowError, RecursionError):
+        return False, None
+
+
+def judge_test(result: ExecResult, test: dict[str, Any], kind: str) -> dict[str, Any]:
     """Verdict of one test case from its sandboxed run (the expected output never enters the sandbox)."""
     verdict: dict[str, Any] = {"public": test["public"], "duration": round(result.duration, 4)}
+    if kind == "functional" and result.verdict is not None and result.verdict.get("reason") == "wrong answer":
+        verdict.update(verdict="wrong answer", detail=excerpt(result.verdict.get("detail", ""), 200))
+        return verdict
     if result.status != "ok":
         verdict["verdict"] = _status_verdict(result)
         if result.status == "timeout":
             verdict["detail"] = f"stopped after {result.duration:.1f} s"
+        elif result.verdict is not None and result.verdict.get("detail"):
+            verdict["detail"] = excerpt(result.verdict["detail"], 300)
         elif result.returncode < 0 and not last_error_line(result.stderr):
             verdict["detail"] = f"killed by signal {-result.returncode}"
         else:
             verdict["detail"] = last_error_line(result.stderr) or f"exit status {result.returncode}"
         return verdict
     if kind == "functional":
-        got_text = None
-        for line in reversed(result.stdout.split("\n")):
-            if line.startswith(marker):
-                got_text = line[len(marker):]
-                break
-        if got_text is None:
-            verdict.update(verdict="exception", detail="the program ended before returning a value")
-            return verdict
-        expected = json.loads(test["output"])
-        try:
-            got = json.loads(got_text)
-        except ValueError:  # cut by the output cap: far longer than the expected value
-            got = {"__jeval_unserialisable__": "unreadable"}
-        if isinstance(got, dict) and "__jeval_unserialisable__" in got and len(got) == 1:
-            ok = False
-        else:
-            ok = got == expected
+        readable, got = _returned_value(result)
+        ok = readable and got == json.loads(test["output"])
         verdict["verdict"] = "passed" if ok else "wrong answer"
         if not ok:
-            verdict["detail"] = f"expected {excerpt(test['output'], 120)}, got {excerpt(got_text, 120)}"
+            shown = json.dumps(got) if readable else "a value that is not JSON"
+            verdict["detail"] = f"expected {excerpt(test['output'], 120)}, got {excerpt(shown, 120)}"
         return verdict
     ok = stdout_matches(result.stdout, test["output"])
     verdict["verdict"] = "passed" if ok else "wrong answer"
@@ -330,20 +309,25 @@ def score_livecodebench(
     code, how = extract_code(reply_text)
     if code is None or not code.strip():
         return Score.unscorable("no Python code in the reply", expected=expected, extraction=how, kind=kind)
-    marker = f"__jeval_result_{secrets.token_hex(8)}__"
-    program = functional_program(code, func_name, marker) if kind == "functional" else stdin_program(code)
-    jobs = []
+    if kind == "functional" and not str(func_name).isidentifier():
+        raise ValueError(f"func_name must be an identifier, got {func_name!r}")
+    program = stdin_program(code)
+    jobs: list[Any] = []
     for t in tests:
         if t["testtype"] != kind:
             raise ValueError(f"{sample.id}: a {t['testtype']} test in a {kind} problem")
-        stdin = json.dumps(_functional_args(t["input"])) if kind == "functional" else t["input"]
         out_cap = 2 * len(t["output"].encode("utf-8")) + 65_536
-        jobs.append(functools.partial(
-            run_python, program, stdin=stdin, timeout=timeout, memory_mb=memory_mb,
-            max_output=out_cap, file_size_mb=max(64, out_cap // (1 << 20) + 1)))
+        if kind == "functional":
+            job = {"mode": "call", "code": program, "func_name": func_name,
+                   "args": encode_value(_functional_args(t["input"]))}
+            jobs.append(functools.partial(run_harness, job, timeout=timeout, memory_mb=memory_mb))
+        else:
+            jobs.append(functools.partial(
+                run_python, program, stdin=t["input"], timeout=timeout, memory_mb=memory_mb,
+                max_output=out_cap, file_size_mb=max(64, out_cap // (1 << 20) + 1)))
 
     def judged(job: Any, test: dict[str, Any]) -> dict[str, Any]:
-        return judge_test(job(), test, kind, marker)
+        return judge_test(job(), test, kind)
 
     stop = (lambda v: v["verdict"] != "passed") if stop_at_first_failure else None
     results = run_jobs([functools.partial(judged, j, t) for j, t in zip(jobs, tests)], workers, stop=stop)

@@ -1,13 +1,15 @@
 """Sandboxed execution of untrusted Python (generated code, HumanEval tests).
 
-See the README section "Scoring and sandboxed execution" for the isolation applied on each platform.
+See docs/sandbox.md for the isolation plans, the verdict channel and the tags
+recorded with each run.
 """
 
 from __future__ import annotations
 
 from ._humaneval import build_humaneval_program, check_humaneval, execution_reason, score_execution
 from ._isolation import current_plan
-from ._runner import ExecResult, SandboxError, run_many, run_python
+from ._runner import ExecResult, SandboxError, run_harness, run_many, run_python
+from ._values import NotPlainValue, decode_value, encode_value
 
 
 def isolation() -> list[str]:
@@ -17,11 +19,15 @@ def isolation() -> list[str]:
 
 __all__ = [
     "ExecResult",
+    "NotPlainValue",
     "SandboxError",
     "build_humaneval_program",
     "check_humaneval",
+    "decode_value",
+    "encode_value",
     "execution_reason",
     "isolation",
+    "run_harness",
     "run_many",
     "run_python",
     "score_execution",

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import secrets
 
 from ..score import Score
-from ._runner import ExecResult, run_python
+from ._runner import ExecResult, run_harness
 
 STDERR_TAIL_CHARS = 2000
-_SENTINEL_PREFIX = "__jeval_check_completed_"
 
 
 def build_humaneval_program(prompt: str, completion: str, test: str, entry_point: str) -> str:
@@ -27,21 +24,23 @@ def build_humaneval_program(prompt: str, completion: str, test: str, entry_point
 def check_humaneval(
     prompt: str, completion: str, test: str, entry_point: str, *, timeout: float = 10.0, memory_mb: int = 1024
 ) -> ExecResult:
-    """Execute a HumanEval completion against its tests in the sandbox.
+    """Execute a HumanEval completion against its tests in the sandbox, with the verdict out of its reach.
 
-    ``check(entry_point)`` is always called. A random sentinel printed after it
-    returns must appear in stdout, so a completion that exits early with status 0
-    (``sys.exit()``, ``os._exit(0)``) is reported as ``error``, never as a pass.
+    ``prompt + completion`` runs in its own process (the callee). The task's
+    ``prompt`` and ``test`` run in the trusted harness, which calls
+    ``check(candidate)`` with a proxy: each call goes to the callee and its return
+    value comes back as a plain value (exactly a built-in type, see ``_values``).
+    So a return value of another type (an ``int`` subclass, an object whose ``__eq__``
+    always agrees) fails, while genuine values compare with Python's own ``==`` as
+    in the official harness. The run is ``ok`` iff the harness reports that
+    ``check`` returned; exiting early (``sys.exit``, ``os._exit``), ``-O``
+    re-execution, printing markers or patching modules cannot produce that report.
     """
-    sentinel = _SENTINEL_PREFIX + secrets.token_hex(16)
-    program = build_humaneval_program(prompt, completion, test, entry_point) + f"print({sentinel!r})\n"
-    result = run_python(program, timeout=timeout, memory_mb=memory_mb)
-    completed = sentinel in result.stdout
-    stdout = result.stdout.replace(sentinel + "\n", "").replace(sentinel, "")
-    if result.status == "ok" and not completed:
-        note = "jeval: the program exited with status 0 before check() completed\n"
-        return dataclasses.replace(result, status="error", stdout=stdout, stderr=result.stderr + note)
-    return dataclasses.replace(result, stdout=stdout)
+    if not entry_point.isidentifier():
+        raise ValueError(f"entry_point must be a Python identifier, got {entry_point!r}")
+    job = {"mode": "humaneval", "prompt": prompt, "code": prompt + completion, "test": test,
+           "entry_point": entry_point}
+    return run_harness(job, timeout=timeout, memory_mb=memory_mb)
 
 
 _REASONS = {"ok": "passed", "timeout": "timeout", "memory": "memory", "killed": "killed"}
@@ -49,7 +48,15 @@ _ASSERTION = re.compile(r"^AssertionError\b", re.MULTILINE)
 
 
 def execution_reason(result: ExecResult) -> str:
-    """Why a run passed or failed: passed, wrong answer, exception, timeout, memory or killed."""
+    """Why a run passed or failed: passed, wrong answer, exception, timeout, memory or killed.
+
+    For a harness run the reason is the harness's verdict (never the program's stderr).
+    """
+    if result.verdict is not None and result.status != "timeout":
+        reason = str(result.verdict.get("reason"))
+        if result.status == "ok":
+            return "passed"
+        return reason if reason in ("wrong answer", "exception", "memory", "timeout", "killed") else "exception"
     if result.status == "error":
         return "wrong answer" if _ASSERTION.search(result.stderr[-STDERR_TAIL_CHARS:]) else "exception"
     return _REASONS[result.status]

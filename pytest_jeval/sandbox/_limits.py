@@ -2,16 +2,21 @@
 
 The limits are applied with ``setrlimit`` in a ``preexec_fn`` (after ``fork``,
 before ``exec``), so they bind the sandbox launcher and everything it execs or
-forks. The ``preexec_fn`` only calls ``resource.setrlimit`` with values computed
-beforehand in the parent: no imports, no locks, nothing that could deadlock in a
-child forked from a multi-threaded parent.
+forks. The ``preexec_fn`` only calls ``resource.setrlimit`` and ``prctl`` (a
+C function resolved beforehand) with values computed in the parent: no imports,
+no locks, nothing that could deadlock in a child forked from a multi-threaded
+parent. ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` makes the launcher die with the
+thread that started it, however the runner ends (SIGTERM, SIGKILL, a crash).
 """
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import math
 import os
+import signal
+import stat
 import sys
 from collections.abc import Callable
 
@@ -83,14 +88,41 @@ class Limits:
         return pairs
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` (Linux), resolved once in the parent; None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # pragma: no cover - no libc symbol
+        return None
+
+
+_PRCTL = _load_prctl()
+
+
 def make_preexec(limits: Limits) -> Callable[[], None]:
-    """A ``preexec_fn`` that applies ``limits`` in the child (fork-safe: only setrlimit)."""
-    pairs = limits.rlimit_pairs()
-    if resource is None:  # pragma: no cover - Windows
-        return lambda: None
-    setrlimit = resource.setrlimit
+    """A ``preexec_fn`` that applies ``limits`` and the parent-death signal in the child.
+
+    Fork-safe: only ``setrlimit``, ``prctl`` and ``getppid``/``_exit``. Popen applies a
+    ``user``/``group`` drop before calling it, so the parent-death signal (which a
+    credential change clears) survives the drop.
+    """
+    pairs = limits.rlimit_pairs() if resource is not None else []
+    setrlimit = resource.setrlimit if resource is not None else None
+    prctl, parent, getppid, exit_now = _PRCTL, os.getpid(), os.getppid, os._exit
+    sigkill = int(signal.SIGKILL)
 
     def preexec() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
+            if getppid() != parent:  # the runner died before the signal was armed
+                exit_now(125)
+        if setrlimit is None:  # pragma: no cover - Windows
+            return
         for res, values in pairs:
             try:
                 setrlimit(res, values)
@@ -101,13 +133,44 @@ def make_preexec(limits: Limits) -> Callable[[], None]:
     return preexec
 
 
-def sandbox_python() -> str:
+def sandbox_python(dropping_privileges: bool = False) -> str:
     """The interpreter for sandboxed code: ``$JEVAL_SANDBOX_PYTHON`` or ``sys.executable``.
 
     After a uid drop it must be executable (and its libraries readable) by the
-    unprivileged user; point the variable at a system Python when it is not.
+    unprivileged user. When ``dropping_privileges`` and ``sys.executable`` lies
+    below a directory others cannot enter (``/root/.pyenv``), the system Python of
+    the same version (``/usr/bin/python3.X``, ``/usr/local/bin/python3.X``) is used
+    instead when one exists and is world-accessible.
     """
-    return os.environ.get("JEVAL_SANDBOX_PYTHON") or sys.executable
+    forced = os.environ.get("JEVAL_SANDBOX_PYTHON")
+    if forced:
+        return forced
+    if not dropping_privileges:
+        return sys.executable
+    real = os.path.realpath(sys.executable)
+    if world_accessible(real) and world_accessible(os.path.realpath(sys.base_prefix)):
+        return real
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    for candidate in (f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
+        if os.path.exists(candidate) and world_accessible(os.path.realpath(candidate)):
+            return candidate
+    return sys.executable
+
+
+def world_accessible(path: str) -> bool:
+    """True when every directory above ``path`` can be entered by others (``o+x``)."""
+    path = os.path.abspath(path)
+    parent = os.path.dirname(path)
+    while True:
+        try:
+            mode = os.stat(parent).st_mode
+        except OSError:
+            return False
+        if not mode & stat.S_IXOTH:
+            return False
+        if parent == os.path.dirname(parent):
+            return True
+        parent = os.path.dirname(parent)
 
 
 def sandbox_base_dir(dropping_privileges: bool) -> str | None:
@@ -118,15 +181,16 @@ def sandbox_base_dir(dropping_privileges: bool) -> str | None:
     return None
 
 
-def scrubbed_env(home: str) -> dict[str, str]:
+def scrubbed_env(home: str, tmpdir: str | None = None) -> dict[str, str]:
     """The whole environment of a sandboxed child: PATH, LANG, HOME and TMPDIR.
 
-    ``HOME`` and ``TMPDIR`` point into the run's private temporary directory.
+    ``HOME`` and ``TMPDIR`` point into the run's private temporary directory
+    (``TMPDIR`` to ``tmpdir`` when given: the private ``/tmp`` of a bubblewrap run).
     Nothing else from the parent is passed on (no ``*_KEY``, ``*_TOKEN``, ...).
     """
     env = {name: os.environ[name] for name in PASSED_ENV_VARS if os.environ.get(name)}
     env.setdefault("PATH", DEFAULT_PATH)
     env.setdefault("LANG", DEFAULT_LANG)
     env["HOME"] = home
-    env["TMPDIR"] = home
+    env["TMPDIR"] = tmpdir or home
     return env

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 import os
+import pathlib
 import re
 import select
-import shutil
 import signal
-import stat
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Literal
 
-from ._isolation import IsolationPlan, current_plan
-from ._limits import Limits, make_preexec, sandbox_base_dir, sandbox_python, scrubbed_env
+from ._files import make_run_dir, remove_tree, write_new_file
+from ._isolation import IsolationPlan, base_dir, current_plan, popen_identity, run_identity
+from ._limits import Limits, make_preexec, sandbox_python, scrubbed_env
 
 Status = Literal["ok", "error", "timeout", "memory", "killed"]
 
@@ -49,6 +50,8 @@ class ExecResult:
     """Wall-clock seconds from start to exit or kill."""
     isolation: list[str] = dataclasses.field(default_factory=list)
     """Isolation actually applied (see ``pytest_jeval.sandbox._isolation``)."""
+    verdict: dict[str, Any] | None = None
+    """For :func:`run_harness`: what the trusted harness reported (``None``: it reported nothing)."""
 
     @property
     def ok(self) -> bool:
@@ -79,22 +82,94 @@ def run_python(
     """
     limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
     plan = current_plan()
-    home = tempfile.mkdtemp(prefix="jeval-sandbox-", dir=sandbox_base_dir(plan.run_as is not None))
-    try:
-        script = os.path.join(home, SCRIPT_NAME)
-        with open(script, "w", encoding="utf-8") as fh:
-            fh.write(code)
-        if plan.run_as:
-            os.chown(home, *plan.run_as)
-            os.chown(script, *plan.run_as)
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, _StdinFile(stdin) as inp:
-            flags = ("-I", "-B", "-u") if site_packages else ("-I", "-S", "-B", "-u")
-            returncode, timed_out, duration = _execute(plan, limits, flags, home, inp, out, err, timeout)
-            stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
-    finally:
-        _remove_tree(home)
+    with run_identity(plan) as owner:
+        home = make_run_dir(base_dir(plan), owner)
+        try:
+            write_new_file(home, SCRIPT_NAME, code.encode("utf-8", "surrogatepass"), owner)
+            with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, _StdinFile(stdin) as inp:
+                flags = ["-I", "-B", "-u"] if site_packages else ["-I", "-S", "-B", "-u"]
+                returncode, timed_out, duration = _execute(
+                    plan, limits, [*flags, SCRIPT_NAME], home, owner, inp, out, err, timeout)
+                stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
+        finally:
+            remove_tree(home)
     status = _classify(returncode, timed_out, stderr)
     return ExecResult(status, returncode, stdout, stderr, duration, list(plan.tags))
+
+
+@functools.lru_cache(maxsize=None)
+def _trusted_source(name: str) -> str:
+    """``_values`` followed by the module ``name``: a self-contained program for ``python -c``."""
+    here = pathlib.Path(__file__).resolve().parent
+    values = (here / "_values.py").read_text(encoding="utf-8")
+    values = "\n".join(line for line in values.split("\n") if not line.startswith("from __future__"))
+    return values + "\n\n" + (here / name).read_text(encoding="utf-8")
+
+
+_VERDICT_STATUS: dict[str, Status] = {"memory": "memory", "timeout": "timeout", "killed": "killed"}
+MAX_VERDICT_BYTES = 64 * 1024 * 1024
+
+
+def run_harness(
+    job: dict[str, Any],
+    *,
+    timeout: float = 10.0,
+    memory_mb: int = 1024,
+    max_processes: int = 64,
+    file_size_mb: int = 64,
+    max_output: int = 65_536,
+) -> ExecResult:
+    """Check a solution with the trusted harness (``_harness``): the verdict comes on a channel
+    the solution cannot write.
+
+    ``job`` is the harness job without ``callee`` (``mode`` plus the mode's fields, see
+    ``_harness``). The job and the verdict travel in unlinked files of the runner,
+    passed as inherited descriptors to the harness only. ``status`` is ``ok`` iff the
+    harness reported ``passed``; with no verdict (the harness was killed, e.g. at the
+    wall-clock timeout) it is never ``ok``. The verdict is in ``ExecResult.verdict``.
+    """
+    limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
+    plan = current_plan()
+    payload = json.dumps({**job, "callee": _trusted_source("_callee.py")}).encode("utf-8", "surrogatepass")
+    with run_identity(plan) as owner:
+        home = make_run_dir(base_dir(plan), owner)
+        try:
+            with tempfile.TemporaryFile() as job_file, tempfile.TemporaryFile() as verdict_file, \
+                    tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+                job_file.write(payload)
+                job_file.flush()
+                job_file.seek(0)
+                fds = (job_file.fileno(), verdict_file.fileno())
+                args = ["-I", "-S", "-B", "-u", "-c", _trusted_source("_harness.py"), *map(str, fds)]
+                returncode, timed_out, duration = _execute(
+                    plan, limits, args, home, owner, subprocess.DEVNULL, out, err, timeout, pass_fds=fds)
+                stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
+                verdict = _read_verdict(verdict_file)
+        finally:
+            remove_tree(home)
+    if verdict is not None:
+        status: Status = "ok" if verdict["passed"] else _VERDICT_STATUS.get(str(verdict.get("reason")), "error")
+    else:
+        status = _classify(returncode, timed_out, stderr)
+        if status == "ok":
+            status = "error"
+            stderr += "jeval: the harness exited without a verdict\n"
+    return ExecResult(status, returncode, stdout, stderr, duration, list(plan.tags), verdict)
+
+
+def _read_verdict(fh: IO[bytes]) -> dict[str, Any] | None:
+    """The harness's JSON verdict, or None when it wrote none (or something malformed)."""
+    size = os.fstat(fh.fileno()).st_size
+    if not 0 < size <= MAX_VERDICT_BYTES:
+        return None
+    fh.seek(0)
+    try:
+        verdict = json.loads(fh.read().decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(verdict, dict) or not isinstance(verdict.get("passed"), bool):
+        return None
+    return verdict
 
 
 def run_many(
@@ -120,18 +195,16 @@ def run_many(
 
 
 def _execute(
-    plan: IsolationPlan, limits: Limits, flags: tuple[str, ...], home: str,
-    inp: IO[bytes] | int, out: IO[bytes], err: IO[bytes], timeout: float,
+    plan: IsolationPlan, limits: Limits, args: list[str], home: str, owner: tuple[int, int] | None,
+    inp: IO[bytes] | int, out: IO[bytes], err: IO[bytes], timeout: float, pass_fds: tuple[int, ...] = (),
 ) -> tuple[int, bool, float]:
-    argv = [*plan.prefix, sandbox_python(), *flags, SCRIPT_NAME]
-    kwargs: dict[str, Any] = {}
-    if plan.popen_user and plan.run_as:
-        kwargs = {"user": plan.run_as[0], "group": plan.run_as[1], "extra_groups": []}
+    argv, cwd, inner_home = plan.command(sandbox_python(plan.drops_privileges), args, home)
+    env = scrubbed_env(inner_home, "/tmp" if plan.bwrap else None)
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            argv, cwd=home, env=scrubbed_env(home), stdin=inp, stdout=out, stderr=err, close_fds=True,
-            start_new_session=True, preexec_fn=make_preexec(limits), **kwargs)
+            argv, cwd=cwd, env=env, stdin=inp, stdout=out, stderr=err, close_fds=True, pass_fds=pass_fds,
+            start_new_session=True, preexec_fn=make_preexec(limits), **popen_identity(plan, owner))
     except (OSError, subprocess.SubprocessError) as exc:
         raise SandboxError(f"could not start the sandboxed interpreter: {exc}") from exc
     try:
@@ -226,21 +299,3 @@ def _read_capped(fh: IO[bytes], cap: int) -> str:
     tail = fh.read(half)
     return (head.decode("utf-8", "replace") + f"\n...[{size - 2 * half} bytes truncated]...\n"
             + tail.decode("utf-8", "replace"))
-
-
-def _remove_tree(path: str) -> None:
-    """Delete the run directory even if the child made parts of it unreadable."""
-
-    def fix(func: Callable[..., Any], target: str, _exc: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-            func(target)
-        except OSError:
-            pass
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=fix)
-    else:
-        shutil.rmtree(path, onerror=fix)
-    shutil.rmtree(path, ignore_errors=True)
