@@ -30,8 +30,10 @@ class ResultFileError(Exception):
 
 
 def summary_path(jsonl: Path) -> Path:
-    """``{jsonl}.summary.json``."""
-    return jsonl.with_name(jsonl.name + ".summary.json")
+    """``{jsonl}.summary.json`` (named by :func:`pytest_jeval.results.paths.summary_path`)."""
+    from pytest_jeval.results.paths import summary_path as named
+
+    return named(jsonl)
 
 
 @dataclasses.dataclass
