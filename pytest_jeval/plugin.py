@@ -369,9 +369,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     tr = terminalreporter
     runtime = config.stash[runtime_key]
-    if writer.write_error is not None:
-        lost = f"; {writer.lost_records} record(s) of this run were not stored" if writer.lost_records else ""
-        tr.write_line(f"jeval: {writer.write_error}{lost}", red=True)
     for note in writer.notes:
         tr.write_line(f"jeval: {note}", yellow=True)
     if writer.summaries:

@@ -318,11 +318,13 @@ class ResultsWriter:
         try:
             write_atomic(path, data)
         except OSError as exc:
-            self.notes.append(f"{path.name} was not compacted ({exc.strerror or exc}); it keeps every whole line, "
-                              "and readers take the newest line of each record")
+            if self.write_error is None:  # else the run already stopped saying why
+                    self.notes.append(f"{path.name} was not compacted ({exc.strerror or exc}); it keeps every whole "
+                                  "line, and readers take the newest line of each record")
 
     def _write_summary(self, path: Path, summary: dict[str, Any]) -> None:
         try:
             write_summary(path, summary)
         except OSError as exc:
-            self.notes.append(f"{path.name} was not written ({exc.strerror or exc}); `jeval summarize` recomputes it")
+            if self.write_error is None:
+                    self.notes.append(f"{path.name} was not written ({exc.strerror or exc}); `jeval summarize` recomputes it")
