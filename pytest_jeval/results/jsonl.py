@@ -87,6 +87,7 @@ class JsonlAppender:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: Optional[int] = None
+        self._size = 0  # the run holds the directory's lock: nobody else appends
         self.repaired: Optional[str] = None
         """What the repair of a torn last line did, if one was needed."""
 
@@ -94,6 +95,7 @@ class JsonlAppender:
         fd = open_append(self.path)
         self._fd = fd
         self._repair(fd)
+        self._size = os.fstat(fd).st_size
         return fd
 
     def _repair(self, fd: int) -> None:
@@ -124,11 +126,13 @@ class JsonlAppender:
             fd = self._fd if self._fd is not None else self._open()
         except OSError as exc:
             raise ResultsWriteError(f"cannot open {self.path}: {exc.strerror or exc}") from None
-        start = os.lseek(fd, 0, os.SEEK_END)
-        view = memoryview(line)
+        start = self._size
         try:
-            while view:
-                view = view[os.write(fd, view):]
+            written = os.write(fd, line)
+            if written < len(line):  # a short write: the rest fails too, or completes the line
+                view = memoryview(line)[written:]
+                while view:
+                    view = view[os.write(fd, view):]
         except OSError as exc:
             reason = exc.strerror or str(exc)
             try:
@@ -137,6 +141,7 @@ class JsonlAppender:
                 reason += f"; and the partial line could not be removed: {cut.strerror or cut}"
             kind = "the disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) else "a write failed"
             raise ResultsWriteError(f"{kind}: cannot write {self.path}: {reason}") from None
+        self._size = start + len(line)
 
     def close(self) -> None:
         """Close the descriptor (a later :meth:`append` reopens it)."""

@@ -59,7 +59,11 @@ def _clean(value: Any, where: str, notes: list[str]) -> Any:
 def clean_record(record: dict[str, Any], notes: Optional[list[str]] = None) -> dict[str, Any]:
     """``record`` with odd values replaced; ``notes`` (and any made here) go to ``scoring_metadata["sanitized"]``."""
     found = list(notes or ())
-    out = {k: _clean(v, k, found) for k, v in record.items()}
+    try:  # the common case, checked at C speed: nothing to replace
+        json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        out = dict(record)
+    except (ValueError, UnicodeEncodeError, TypeError, RecursionError):
+        out = {k: _clean(v, k, found) for k, v in record.items()}
     for field in TOKEN_FIELDS:
         if field in out:
             out[field] = token_count(out[field], field, found)

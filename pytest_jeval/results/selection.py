@@ -64,11 +64,19 @@ def selection_of(config: pytest.Config, plan: EvalPlan, items: Iterable[pytest.I
     stepwise = _stepwise_failure(config)
     selected: dict[Pair, set[str]] = {}
     asked: set[tuple[str, str, str]] = set()
+    bench_of: dict[int, Optional[str]] = {}  # per parent node: 100,000 items share a few modules
     for item in items:
-        case = case_for(item)
-        if case is None:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or "jeval_model" not in callspec.params or "sample" not in callspec.params:
             continue
-        bench, model, sample = case
+        key = id(item.parent)
+        if key not in bench_of:
+            case = case_for(item)
+            bench_of[key] = case[0] if case is not None else None
+        bench = bench_of[key]
+        if bench is None:
+            continue
+        model, sample = callspec.params["jeval_model"], callspec.params["sample"]
         selected.setdefault((bench, model), set()).add(sample.id)
         if item.nodeid in lastfailed or item.nodeid == stepwise:
             asked.add((bench, model, sample.id))
