@@ -126,7 +126,11 @@ class ResultsWriter:
         if self.resume:
             for bench in self.plan.benchmarks:
                 for model in self.plan.models:
-                    resumed[(bench, model)] = load_resumable(jsonl_path(out, bench, model))
+                    try:
+                        resumed[(bench, model)] = load_resumable(jsonl_path(out, bench, model))
+                    except OSError as exc:
+                        self.release()
+                        raise pytest.UsageError(f"jeval: cannot resume from {exc}; no samples were sent") from None
         return resumed
 
     @pytest.hookimpl
@@ -252,9 +256,13 @@ class ResultsWriter:
         except (OSError, ValueError):
             data = None
         if not isinstance(data, dict):
-            planned = self.plan.benchmarks[pair[0]]
-            data = summarize(list(read_jsonl(path).records.values()), benchmark=pair[0], model=pair[1],
-                             category=planned.benchmark.category)
+            try:
+                records = list(read_jsonl(path).records.values())
+            except OSError as exc:
+                self.notes.append(f"{path.name} could not be read ({exc.strerror or exc}); it is not in summary.json")
+                return None
+            data = summarize(records, benchmark=pair[0], model=pair[1],
+                             category=self.plan.benchmarks[pair[0]].benchmark.category)
         return {"jsonl": path.name, "summary": spath.name, **data}
 
     def finish(self) -> Optional[dict[str, Any]]:
@@ -268,7 +276,12 @@ class ResultsWriter:
             for model in self.plan.models:
                 if (bench, model) in self._touched:
                     path = jsonl_path(self.plan.output_dir, bench, model)
-                    records, rewrite = self._kept((bench, model), path)
+                    try:
+                        records, rewrite = self._kept((bench, model), path)
+                    except OSError as exc:
+                        self.notes.append(f"{path.name} could not be read back ({exc.strerror or exc}); "
+                                          "no summary was written for it")
+                        continue
                     kept[(bench, model)] = (path, records, rewrite)
         if self.telemetry is not None:
             fresh = [r for path, recs, _ in kept.values() for rid, r in recs.items() if rid in self._fresh.get(path, ())]
@@ -277,6 +290,8 @@ class ResultsWriter:
         runs = []
         for bench, planned in self.plan.benchmarks.items():
             for model in self.plan.models:
+                if (bench, model) in self._touched and (bench, model) not in kept:
+                    continue
                 if (bench, model) not in kept:
                     stored = self._stored_run((bench, model))
                     if stored is not None:

@@ -129,10 +129,13 @@ def test_crashed_worker_is_an_error_record_that_resume_retries(project: Project,
     p = project
     p.suite()
     p.script.failing.clear()
+    p.script.special = {4: Answer("8\ud800")}  # a lone surrogate quoted in a failure a worker sends
     monkeypatch.setenv("RESULTS_CRASH_ON", f"calc-2:{p.path / 'crashed.flag'}")
     result = p.run("-n", "2", subprocess=True)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     result.stdout.fnmatch_lines(["*worker*crashed while running*calc-2*"])
+    assert p.records()["calc-4"]["model_answer"] == "8\ufffd"
     crashed = p.records()["calc-2"]
     assert crashed["error"].startswith("worker crashed: ") and crashed["is_correct"] is None
     assert crashed["question"] == "2+2" and crashed["expected"] == "4"
@@ -230,6 +233,7 @@ def test_planted_links_never_redirect_a_write(project: Project, tmp_path: Path) 
     (p.path / "out2" / "calc_m-a.jsonl").symlink_to(victim)
     result = p.run("--jeval-output", "out2")
     result.stdout.fnmatch_lines(["*results cannot be stored (cannot open *calc_m-a.jsonl: *is a symbolic link*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
     (p.path / "out3").mkdir()
     (p.path / "out3" / ".jeval.lock").symlink_to(victim)
     assert p.run("--jeval-output", "out3").ret == pytest.ExitCode.USAGE_ERROR
