@@ -306,6 +306,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     case = item.stash.get(case_key, None)
     if case is None:
         return report
+    if report.failed or report.sections:
+        _replace_surrogates(report)
     finished = report.when == "call" or (report.when == "setup" and report.failed)
     if not finished:
         if report.when == "setup" and case.resumed is None:  # lets the controller record a worker crash
@@ -332,6 +334,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     for name in ("record_id", "benchmark", "model", "score", "latency_seconds"):
         item.user_properties.append((name if name != "latency_seconds" else "latency", record.get(name)))
     return report
+
+
+def _replace_surrogates(report: pytest.TestReport) -> None:
+    """A reply's lone surrogate quoted in a failure message or captured output becomes U+FFFD:
+    xdist cannot send such text to the controller, and no terminal can show it."""
+    import re
+
+    lone = re.compile("[\ud800-\udfff]")
+    if report.longrepr is not None and lone.search(str(report.longrepr)):
+        report.longrepr = lone.sub("\ufffd", str(report.longrepr))
+    report.sections = [(title, lone.sub("\ufffd", text)) for title, text in report.sections]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
