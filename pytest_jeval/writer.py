@@ -71,7 +71,8 @@ def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str,
                   error=error, scoring_metadata={}, unscored=False, cached=False)
     if sample is not None:
         record.update(subject=sample.subject, question=sample.input, expected=sample.target)
-    return json.loads(json.dumps(record, default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
+    return plain
 
 
 class ResultsWriter:
@@ -147,7 +148,7 @@ class ResultsWriter:
             self._pending[report.nodeid] = case
         record: Optional[dict[str, Any]] = getattr(report, "jeval_record", None)
         if record is None:
-            if report.when == "???" and report.failed:  # xdist: the worker died running this item
+            if str(report.when) == "???" and report.failed:  # xdist: the worker died running this item
                 self._crashed(report)
             return
         self._pending.pop(report.nodeid, None)
