@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 __all__ = [
     "AGGREGATE_NAME",
@@ -114,11 +114,3 @@ def colliding_pairs(benchmarks: Sequence[str], models: Sequence[str]) -> list[st
                 seen[key] = (bi, mi)
     return problems
 
-
-def pair_files(output_dir: Path, pairs: Iterable[tuple[str, str]]) -> list[Path]:
-    """Every file the runner may write for ``pairs``, in order (JSONL, then its summary)."""
-    out: list[Path] = []
-    for bench, model in pairs:
-        path = jsonl_path(output_dir, bench, model)
-        out += [path, summary_path(path)]
-    return out
