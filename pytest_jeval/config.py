@@ -8,12 +8,13 @@ file and the key path instead of being silently dropped.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+
+from pytest_jeval.results.paths import benchmark_name_problem, colliding_pairs, model_slug
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -176,6 +177,14 @@ class BenchmarkEntry(_Strict):
     tools: list[str] = Field(default_factory=list)
     """Reserved for agent backends (not supported yet)."""
 
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        problem = benchmark_name_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
     @property
     def data_file_list(self) -> list[str]:
         """``data_files`` as a list."""
@@ -262,18 +271,21 @@ class Suite(_Strict):
 
     @model_validator(mode="after")
     def _unique_names(self) -> Suite:
-        for label, names in (("models", [m.slug for m in self.models]), ("benchmarks", [b.name for b in self.benchmarks])):
-            seen: set[str] = set()
-            for i, name in enumerate(names):
-                if name in seen:
-                    raise ValueError(f"{label}[{i}]: duplicate name {name!r}")
-                seen.add(name)
+        for label, names, keys in (
+            ("models", [m.name for m in self.models], [m.slug for m in self.models]),
+            ("benchmarks", [b.name for b in self.benchmarks], [b.name for b in self.benchmarks]),
+        ):
+            seen: dict[str, int] = {}
+            for i, key in enumerate(keys):
+                if key in seen:
+                    j = seen[key]
+                    same = f"duplicate name {key!r}" if names[j] == names[i] else f"{names[j]!r} and {names[i]!r} both give {key!r}"
+                    raise ValueError(f"{label}[{j}] and {label}[{i}]: {same} (used in test ids and file names)")
+                seen[key] = i
+        problems = colliding_pairs([b.name for b in self.benchmarks], [m.name for m in self.models])
+        if problems:
+            raise ValueError("results files would collide: " + "; ".join(problems) + "; rename one of each")
         return self
-
-
-def model_slug(name: str) -> str:
-    """``qwen3:8b`` -> ``qwen3-8b``: replace ``/``, ``:`` and other unsafe characters by ``-``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
 
 
 def _loc(loc: tuple[Any, ...]) -> str:

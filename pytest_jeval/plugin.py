@@ -28,6 +28,7 @@ writer_key = pytest.StashKey["ResultsWriter"]()
 local_server_key = pytest.StashKey["LocalServer"]()
 gates_key = pytest.StashKey["list[GateResult]"]()
 worker_stats_key = pytest.StashKey[list[dict[str, Any]]]()
+full_pairs_key = pytest.StashKey[list[list[str]]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,6 +52,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+def _dry(config: pytest.Config) -> bool:
+    """``--collect-only`` and ``--setup-plan`` send nothing and write nothing."""
+    return bool(config.option.collectonly or config.getoption("setupplan", False))
 
 
 def _option(config: pytest.Config, name: str) -> Optional[str]:
@@ -122,7 +128,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         server.stop()
     writer = config.stash.get(writer_key, None)
     if writer is not None:
-        writer.close()
+        writer.release()
         if writer.telemetry is not None:
             writer.telemetry.stop()
 
@@ -148,10 +154,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             plan.samples(name)
         except DatasetLoadError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if _dry(config):
+        return
     writer = config.stash[writer_key]
     runtime.resumed = writer.prepare()
-    if config.option.collectonly:
-        return
     if writer.telemetry is not None:
         writer.telemetry.start()
     if plan.needs_local_model:
@@ -188,15 +194,10 @@ def _worker_share(config: pytest.Config, calls: int) -> int:
 
 
 def _read_resumed(plan: EvalPlan) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    from pytest_jeval.summary import read_records
-    from pytest_jeval.writer import jsonl_path
+    from pytest_jeval.writer import jsonl_path, load_resumable
 
-    out = {}
-    for bench in plan.benchmarks:
-        for model_name in plan.models:
-            recs = read_records(jsonl_path(plan.output_dir, bench, model_name))
-            out[(bench, model_name)] = {str(r["record_id"]): r for r in recs if r.get("error") is None}
-    return out
+    return {(bench, model_name): load_resumable(jsonl_path(plan.output_dir, bench, model_name))
+            for bench in plan.benchmarks for model_name in plan.models}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -214,14 +215,33 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     bucket = node.config.stash.get(worker_stats_key, None)
     if stats and bucket is not None:
         bucket.append(stats)
+    full = getattr(node, "workeroutput", {}).get("jeval_full_pairs")
+    writer = node.config.stash.get(writer_key, None)
+    if full is not None and writer is not None and writer.full_pairs is None:
+        writer.full_pairs = {(b, m) for b, m in full}  # every worker collects the same items
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Count the calls this process will make; ``call_executor = "auto"`` decides from it."""
     runtime = session.config.stash.get(runtime_key, None)
-    if runtime is None or session.config.option.collectonly:
+    if runtime is None or _dry(session.config):
         return
+    _apply_selection(session, runtime)
     runtime.expect(_worker_share(session.config, runtime.count_calls(session.items)), exact=True)
+
+
+def _apply_selection(session: pytest.Session, runtime: Any) -> None:
+    """Rerun the finished samples a selection asks for (under resume); note fully selected pairs."""
+    from pytest_jeval.results.selection import selection_of
+
+    config = session.config
+    selection = selection_of(config, runtime.plan, session.items)
+    for bench, model_name, rid in selection.explicit:
+        runtime.resumed.get((bench, model_name), {}).pop(rid, None)
+    if _is_worker(config):
+        config.stash[full_pairs_key] = [list(pair) for pair in sorted(selection.full)]
+    else:
+        config.stash[writer_key].full_pairs = selection.full
 
 
 def _upcoming(session: pytest.Session, item: pytest.Item, window: int) -> list[pytest.Item]:
@@ -247,7 +267,7 @@ _cursor_key = pytest.StashKey[int]()
 def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> None:
     """Send the calls of upcoming items ahead of time."""
     runtime = item.config.stash.get(runtime_key, None)
-    if runtime is not None:
+    if runtime is not None and not _dry(item.config):
         runtime.prefetch(_upcoming(item.session, item, runtime.window))
 
 
@@ -286,8 +306,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     case = item.stash.get(case_key, None)
     if case is None:
         return report
+    if report.failed or report.sections:
+        _replace_surrogates(report)
     finished = report.when == "call" or (report.when == "setup" and report.failed)
     if not finished:
+        if report.when == "setup" and case.resumed is None:  # lets the controller record a worker crash
+            report.jeval_case = {"benchmark": case.benchmark, "model": case.model,  # type: ignore[attr-defined]
+                                 "record_id": case.sample.id}
         return report
     if case.resumed is not None:
         record = case.resumed
@@ -311,6 +336,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def _replace_surrogates(report: pytest.TestReport) -> None:
+    """A reply's lone surrogate quoted in a failure message or captured output becomes U+FFFD:
+    xdist cannot send such text to the controller, and no terminal can show it."""
+    import re
+
+    lone = re.compile("[\ud800-\udfff]")
+    if report.longrepr is not None and lone.search(str(report.longrepr)):
+        report.longrepr = lone.sub("\ufffd", str(report.longrepr))
+    report.sections = [(title, lone.sub("\ufffd", text)) for title, text in report.sections]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Workers report call stats; the controller writes summaries and applies gates."""
     config = session.config
@@ -319,17 +355,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if _is_worker(config):
         config.workeroutput["jeval_stats"] = dict(vars(runtime.stats))  # type: ignore[attr-defined]
+        if full_pairs_key in config.stash:
+            config.workeroutput["jeval_full_pairs"] = config.stash[full_pairs_key]  # type: ignore[attr-defined]
         return
     from pytest_jeval.gates import evaluate_gates, has_gates
-    from pytest_jeval.summary import write_summary
 
     writer = config.stash[writer_key]
     aggregate = writer.finish()
+    if aggregate is None:  # nothing ran (--collect-only, -k matching nothing): nothing is written
+        return
     gates = evaluate_gates(runtime.plan, writer.summaries) if has_gates(runtime.plan) else []
     config.stash[gates_key] = gates
     aggregate["gates"] = [g.__dict__ for g in gates]
     if writer.summaries:
-        write_summary(runtime.plan.output_dir / "summary.json", aggregate)
+        writer.write_aggregate(aggregate)
     if gates and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         session.exitstatus = pytest.ExitCode.OK if all(g.passed for g in gates) else pytest.ExitCode.TESTS_FAILED
 
@@ -343,6 +382,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     tr = terminalreporter
     runtime = config.stash[runtime_key]
+    for note in writer.notes:
+        tr.write_line(f"jeval: {note}", yellow=True)
     if writer.summaries:
         tr.write_sep("=", "jeval results")
         for line in results_table(writer.summaries):

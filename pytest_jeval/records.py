@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from pytest_jeval.config import ModelEntry
 from pytest_jeval.engines.base import Reply
+from pytest_jeval.results.sanitize import clean_record, token_count
 from pytest_jeval.runtime import ItemCase
 from pytest_jeval.telemetry.efficiency import mbu_pct, mfu_pct, throughput_tok_per_sec
 from pytest_jeval.telemetry.pricing import cost_usd
@@ -74,21 +75,27 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _cost(model: str, replies: list[Reply], entry: Optional[Any]) -> Optional[float]:
-    """Summed cost of the calls; None when any call's cost is unknown."""
-    if not replies:
+def _cost(model: str, usage: list[tuple[Optional[int], Optional[int]]], entry: Optional[Any]) -> Optional[float]:
+    """Summed cost of the calls (their (prompt, completion) tokens); None when any call's cost is unknown."""
+    if not usage:
         return None
     costs = [
         cost_usd(
             model,
-            r.prompt_tokens,
-            r.completion_tokens,
+            prompt,
+            completion,
             price_in_per_mtok=getattr(entry, "price_in_per_mtok", None),
             price_out_per_mtok=getattr(entry, "price_out_per_mtok", None),
         )
-        for r in replies
+        for prompt, completion in usage
     ]
     return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+
+
+def _usage(replies: list[Reply], who: str, notes: list[str]) -> list[tuple[Optional[int], Optional[int]]]:
+    """Each reply's (prompt, completion) token counts; odd values (strings, negative, NaN) become None, noted."""
+    return [(token_count(r.prompt_tokens, f"{who}prompt_tokens", notes),
+             token_count(r.completion_tokens, f"{who}completion_tokens", notes)) for r in replies]
 
 
 def build_record(
@@ -124,9 +131,12 @@ def build_record(
         is_correct = score.correct
         value = score.numeric
         unscored = score.unscored
+    notes: list[str] = []
+    usage = _usage(replies, "", notes)
+    judge_usage = _usage(case.judge_replies, "judge_", notes)
     latency = sum(r.latency_seconds for r in replies if r.latency_seconds is not None) if replies else None
-    completion = _sum([r.completion_tokens for r in replies]) if replies else None
-    prompt = _sum([r.prompt_tokens for r in replies]) if replies else None
+    completion = _sum([c for _, c in usage]) if replies else None
+    prompt = _sum([p for p, _ in usage]) if replies else None
     throughput = throughput_tok_per_sec(completion, latency)
     ttft = last.ttft if last is not None else None
     mfu = mbu = None
@@ -147,7 +157,7 @@ def build_record(
         "latency_seconds": latency,
         "prompt_tokens": prompt,
         "completion_tokens": completion,
-        "cost_usd": _cost(case.model, replies, model_entry),
+        "cost_usd": _cost(case.model, usage, model_entry),
         "error": case.error,
         "scoring_metadata": metadata,
         "ttft": ttft,
@@ -166,9 +176,9 @@ def build_record(
         "unscored": unscored,
         "cached": bool(replies) and all(r.cached for r in replies),
         "attempts": sum(r.attempts for r in replies) if replies else None,
-        "judge_prompt_tokens": _sum([r.prompt_tokens for r in case.judge_replies]) if case.judge_replies else None,
-        "judge_completion_tokens": _sum([r.completion_tokens for r in case.judge_replies]) if case.judge_replies else None,
-        "judge_cost_usd": _cost(judge_model, case.judge_replies, judge_prices) if judge_model else None,
+        "judge_prompt_tokens": _sum([p for p, _ in judge_usage]) if case.judge_replies else None,
+        "judge_completion_tokens": _sum([c for _, c in judge_usage]) if case.judge_replies else None,
+        "judge_cost_usd": _cost(judge_model, judge_usage, judge_prices) if judge_model else None,
         "call_windows": windows or None,
     }
     if score is not None:
@@ -176,4 +186,4 @@ def build_record(
             if key in RECORD_FIELDS:
                 raise ValueError(f"Score.fields may not replace the reference field {key!r}")
             record[key] = val
-    return {k: _plain(v) for k, v in record.items()}
+    return clean_record({k: _plain(v) for k, v in record.items()}, notes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -26,8 +27,9 @@ STATS_FIELDS = {
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """All complete records of a JSONL file; a torn last line (killed writer) is ignored."""
-    records = []
+    """The records of a JSONL file: the newest line of each record id (at the place of its first
+    line), since a run appends its new verdicts; a torn last line (killed writer) is ignored."""
+    records: dict[str, dict[str, Any]] = {}
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -40,8 +42,28 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if isinstance(rec, dict) and "record_id" in rec:
-            records.append(rec)
-    return records
+            records[str(rec["record_id"])] = rec
+    return list(records.values())
+
+
+#: Record fields summed or averaged here: a value that is not a finite number counts as unknown.
+NUMERIC_FIELDS = frozenset(STATS_FIELDS.values()) | {
+    "cost_usd", "judge_cost_usd", "prompt_tokens", "completion_tokens", "judge_prompt_tokens",
+    "judge_completion_tokens",
+}
+
+
+def _number(value: Any) -> Optional[float]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _readable(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with every numeric field a finite number or None."""
+    if all(record.get(f) is None or _number(record[f]) is not None for f in NUMERIC_FIELDS):
+        return record
+    return {k: (_number(v) if k in NUMERIC_FIELDS else v) for k, v in record.items()}
 
 
 def _total(values: Iterable[Optional[float]]) -> Optional[float]:
@@ -82,7 +104,9 @@ def summarize(
 
     Accuracy is correct / (samples that did not error); unscored answers count
     as wrong. ``accuracy_ci`` is the Wilson 95% interval on the same counts.
+    A numeric field holding something else (a string, NaN) counts as unmeasured.
     """
+    records = [_readable(r) for r in records]
     first = records[0] if records else {}
     summary: dict[str, Any] = {
         "benchmark": benchmark or first.get("benchmark"),
@@ -131,7 +155,7 @@ def summarize(
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
-    """Write a summary JSON atomically."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write a summary JSON atomically, never through a link (see :mod:`pytest_jeval.results.files`)."""
+    from pytest_jeval.results.files import write_atomic
+
+    write_atomic(path, (json.dumps(summary, indent=2, sort_keys=False) + "\n").encode("utf-8"))

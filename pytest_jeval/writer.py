@@ -1,9 +1,17 @@
 """The controller's writer: one JSONL per (benchmark, model), summaries and the aggregate.
 
 Only the controller writes (under xdist, workers ship records inside their test
-reports). Each record is appended as one complete line with a single
-``os.write`` on an ``O_APPEND`` descriptor, so a killed run leaves only whole
-lines and a rerun with ``--jeval-resume`` can carry on.
+reports), and only one run writes to an output directory at a time (its lock).
+A run replaces exactly the records of the items it ran and keeps every other
+record (the rules are in ``docs/results.md``):
+
+* while the run goes, each new record is appended to its pair's JSONL as one whole
+  line; nothing stored before is rewritten, so a kill at any moment loses nothing;
+* at session end each pair the run touched is compacted atomically to one line per
+  record id (the newest), its summary is recomputed over all its records, and the
+  aggregate ``summary.json`` lists every pair of the suite that has results.
+
+Pairs no selected item touched keep their files as they are.
 """
 
 from __future__ import annotations
@@ -16,36 +24,55 @@ from typing import Any, Optional
 
 import pytest
 
-from pytest_jeval.config import model_slug
 from pytest_jeval.plan import EvalPlan
-from pytest_jeval.summary import read_records, summarize, write_summary
+from pytest_jeval.results.files import make_dir, read_bytes, write_atomic
+from pytest_jeval.results.jsonl import JsonlAppender, ResultsWriteError, read_jsonl
+from pytest_jeval.results.lock import LockedError, RunLock
+from pytest_jeval.results.paths import aggregate_path, jsonl_path, summary_path
+from pytest_jeval.results.sanitize import json_line
+from pytest_jeval.summary import summarize, write_summary
 from pytest_jeval.telemetry.session import RunTelemetry
 
+__all__ = ["ResultsWriter", "jsonl_path", "load_resumable"]
 
-def jsonl_path(output_dir: Path, benchmark: str, model: str) -> Path:
-    """``{output_dir}/{benchmark}_{model-slug}.jsonl``."""
-    return output_dir / f"{benchmark}_{model_slug(model)}.jsonl"
+Pair = tuple[str, str]
 
 
 def load_resumable(path: Path) -> dict[str, dict[str, Any]]:
-    """Completed records of a previous run, by record id.
+    """Finished records of earlier runs, by record id (the newest line of each id).
 
-    Errored records are not completed: they are dropped so the rerun retries
-    them. The file is rewritten atomically without them (and without a torn
-    last line), keeping exactly one line per record id.
+    A record with an ``error`` is not finished: it is left out, so the run retries
+    it. The file itself is not changed here.
     """
-    records = read_records(path)
-    kept: dict[str, dict[str, Any]] = {}
-    for rec in records:
-        if rec.get("error") is None:
-            kept[str(rec["record_id"])] = rec
-        else:
-            kept.pop(str(rec["record_id"]), None)
-    if path.exists():
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept.values()), encoding="utf-8")
-        tmp.replace(path)
-    return kept
+    return {rid: rec for rid, rec in read_jsonl(path).records.items() if rec.get("error") is None}
+
+
+def check_output_dir(path: Path) -> None:
+    """Raise ``pytest.UsageError`` unless ``path`` is (or can be made) a writable directory."""
+    probe = path
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if not os.path.isdir(probe):
+        what = "is a file" if probe == path else f"is inside {probe}, which is a file"
+        raise pytest.UsageError(f"jeval: output_dir {path} {what}, not a directory; no samples were sent")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        where = "" if probe == path else f" (its parent {probe} cannot be written)"
+        raise pytest.UsageError(f"jeval: output_dir {path} is not writable{where} (read-only file system or "
+                                "permissions); no samples were sent")
+
+
+def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str, Any]:
+    """The error record of a sample whose xdist worker died while running it."""
+    from pytest_jeval.records import EXTRA_FIELDS, RECORD_FIELDS
+
+    record: dict[str, Any] = dict.fromkeys(RECORD_FIELDS + EXTRA_FIELDS)
+    sample = next((s for s in plan.samples(case["benchmark"])[0] if s.id == case["record_id"]), None)
+    record.update(record_id=case["record_id"], benchmark=case["benchmark"], model=case["model"], backend="direct",
+                  error=error, scoring_metadata={}, unscored=False, cached=False)
+    if sample is not None:
+        record.update(subject=sample.subject, question=sample.input, expected=sample.target)
+    plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
+    return plain
 
 
 class ResultsWriter:
@@ -54,99 +81,239 @@ class ResultsWriter:
     def __init__(self, plan: EvalPlan, *, resume: bool, telemetry: Optional[RunTelemetry] = None) -> None:
         self.plan = plan
         self.telemetry = telemetry
-        self._written: dict[Path, set[str]] = {}
         self.resume = resume
         self.started_at = time.time()
-        self.summaries: dict[tuple[str, str], dict[str, Any]] = {}
+        self.summaries: dict[Pair, dict[str, Any]] = {}
+        """Summaries of the pairs this run touched."""
         self.written = 0
-        self._fds: dict[Path, int] = {}
         self.files: list[Path] = []
+        self.full_pairs: Optional[set[Pair]] = None
+        """Pairs all of whose samples this run selected (None: not known, e.g. every worker crashed)."""
+        self.notes: list[str] = []
+        """Things the terminal summary reports (repairs, crashed workers, failed writes)."""
+        self.write_error: Optional[str] = None
+        self.lost_records = 0
+        """Records that could not be stored after ``write_error``."""
+        self.lock: Optional[RunLock] = None
+        self._logs: dict[Path, JsonlAppender] = {}
+        self._fresh: dict[Path, set[str]] = {}
+        self._touched: set[Pair] = set()
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._created: list[Path] = []
+        self._session: Optional[pytest.Session] = None
 
-    def prepare(self) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-        """Create the output dir; replace old files, or keep them under resume."""
-        self.plan.output_dir.mkdir(parents=True, exist_ok=True)
-        resumed: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-        for bench in self.plan.benchmarks:
-            for model in self.plan.models:
-                path = jsonl_path(self.plan.output_dir, bench, model)
-                if self.resume:
-                    resumed[(bench, model)] = load_resumable(path)
-                else:
-                    for stale in (path, path.with_name(path.name + ".summary.json")):
-                        stale.unlink(missing_ok=True)
+    # -- session start ----------------------------------------------------------------
+    def prepare(self) -> dict[Pair, dict[str, dict[str, Any]]]:
+        """Check and create the output dir, take its lock, and read finished records under resume.
+
+        Nothing stored is changed here: what a run replaces is decided at its end.
+        """
+        out = self.plan.output_dir
+        check_output_dir(out)
+        try:
+            self._created = make_dir(out)
+            self.lock = RunLock(out)
+            self.lock.acquire()
+        except LockedError as exc:
+            self.lock = None
+            self._remove_created()
+            raise pytest.UsageError(str(exc)) from None
+        except OSError as exc:
+            self.lock = None
+            raise pytest.UsageError(f"jeval: cannot use output_dir {out}: {exc}; no samples were sent") from None
+        if self.lock.took_over:
+            self.notes.append(f"took over the lock of an earlier run that is no longer running ({self.lock.took_over})")
+        resumed: dict[Pair, dict[str, dict[str, Any]]] = {}
+        if self.resume:
+            for bench in self.plan.benchmarks:
+                for model in self.plan.models:
+                    try:
+                        resumed[(bench, model)] = load_resumable(jsonl_path(out, bench, model))
+                    except OSError as exc:
+                        self.release()
+                        raise pytest.UsageError(f"jeval: cannot resume from {exc}; no samples were sent") from None
         return resumed
 
-    def _fd(self, path: Path) -> int:
-        fd = self._fds.get(path)
-        if fd is None:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._fds[path] = fd
-        return fd
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Keep the session, to stop it when results cannot be stored."""
+        self._session = session
 
+    # -- records ----------------------------------------------------------------------
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Append the record carried by a report, as one whole line."""
+        case: Optional[dict[str, Any]] = getattr(report, "jeval_case", None)
+        if case is not None:
+            self._pending[report.nodeid] = case
         record: Optional[dict[str, Any]] = getattr(report, "jeval_record", None)
-        if record is None or getattr(report, "jeval_resumed", False):
+        if record is None:
+            if str(report.when) == "???" and report.failed:  # xdist: the worker died running this item
+                self._crashed(report)
             return
-        path = jsonl_path(self.plan.output_dir, record["benchmark"], record["model"])
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        os.write(self._fd(path), line)
-        self._written.setdefault(path, set()).add(str(record["record_id"]))
+        self._pending.pop(report.nodeid, None)
+        pair = (str(record["benchmark"]), str(record["model"]))
+        self._touched.add(pair)
+        if not getattr(report, "jeval_resumed", False):
+            self._append(pair, record)
+
+    def _crashed(self, report: pytest.TestReport) -> None:
+        case = self._pending.pop(report.nodeid, None)
+        if case is None:
+            self.notes.append(f"a worker crashed while setting up {report.nodeid}; no record was made for it")
+            return
+        pair = (case["benchmark"], case["model"])
+        self._touched.add(pair)
+        self._append(pair, _crash_record(self.plan, case, f"worker crashed: {report.longrepr}"))
+
+    def _append(self, pair: Pair, record: dict[str, Any]) -> None:
+        if self.write_error is not None:
+            self.lost_records += 1
+            return
+        path = jsonl_path(self.plan.output_dir, *pair)
+        log = self._logs.get(path)
+        if log is None:
+            log = self._logs[path] = JsonlAppender(path)
+        try:
+            log.append(json_line(record))
+        except ResultsWriteError as exc:
+            self.write_error = str(exc)
+            self.lost_records += 1
+            self._stop(f"jeval: results cannot be stored ({exc}). Every line stored so far is whole; "
+                       "make room and rerun with --jeval-resume")
+            return
+        if log.repaired:
+            self.notes.append(log.repaired)
+            log.repaired = None
+        self._fresh.setdefault(path, set()).add(str(record["record_id"]))
         self.written += 1
+
+    def _stop(self, reason: str) -> None:
+        """Stop the run after the items in progress (xdist's controller, or the session)."""
+        session = self._session
+        if session is None:
+            return
+        dsession = session.config.pluginmanager.get_plugin("dsession")
+        if dsession is not None and hasattr(dsession, "shouldstop"):
+            if not dsession.shouldstop:
+                dsession.shouldstop = reason
+        elif not session.shouldstop:
+            session.shouldstop = reason
 
     def close(self) -> None:
         """Close the JSONL descriptors."""
-        for fd in self._fds.values():
-            os.close(fd)
-        self._fds.clear()
+        for log in self._logs.values():
+            log.close()
 
+    def release(self) -> None:
+        """Close everything, drop the lock, and remove directories this run made if they stayed empty."""
+        self.close()
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        self._remove_created()
+
+    def _remove_created(self) -> None:
+        for directory in reversed(self._created):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                break  # not empty (or gone): it and its parents stay
+        self._created = []
+
+    # -- session end ------------------------------------------------------------------
     def _skipped(self, bench: str) -> Optional[int]:
         try:
             return self.plan.samples(bench)[1]
         except Exception:  # the data could not be loaded here; the count is unknown
             return None
 
-    def _attribute_energy(self) -> None:
-        """Fill this session's records with attributed GPU energy and rewrite their files."""
-        assert self.telemetry is not None
-        files = {path: read_records(path) for path in self._written}
-        fresh = [r for path, recs in files.items() for r in recs if str(r["record_id"]) in self._written[path]]
-        self.telemetry.attribute(fresh)
-        for path, recs in files.items():
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
-            tmp.replace(path)
+    def _kept(self, pair: Pair, path: Path) -> tuple[dict[str, dict[str, Any]], bool]:
+        """The records a touched pair keeps, and whether its file must be rewritten."""
+        content = read_jsonl(path)
+        records = content.records
+        rewrite = not content.compact
+        if content.unreadable:
+            self.notes.append(f"{path.name}: dropped {content.unreadable} unreadable line(s)")
+        if not self.resume and self.full_pairs is not None and pair in self.full_pairs:
+            # a full, unselected run starts the pair afresh: records of samples the suite
+            # no longer plans go; those of planned samples it did not reach (-x) stay
+            planned = {s.id for s in self.plan.samples(pair[0])[0]}
+            fresh = self._fresh.get(path, set())
+            stale = [rid for rid in records if rid not in planned and rid not in fresh]
+            for rid in stale:
+                del records[rid]
+            rewrite = rewrite or bool(stale)
+        return records, rewrite
 
-    def finish(self) -> dict[str, Any]:
-        """Write one summary per (benchmark, model) with records, and the aggregate summary."""
+    def _stored_run(self, pair: Pair) -> Optional[dict[str, Any]]:
+        """An untouched pair's entry in the aggregate: its stored summary, as it is."""
+        path = jsonl_path(self.plan.output_dir, *pair)
+        if not path.is_file():
+            return None
+        spath = summary_path(path)
+        try:
+            data = json.loads(read_bytes(spath) or b"null")
+        except (OSError, ValueError):
+            data = None
+        if not isinstance(data, dict):
+            try:
+                records = list(read_jsonl(path).records.values())
+            except OSError as exc:
+                self.notes.append(f"{path.name} could not be read ({exc.strerror or exc}); it is not in summary.json")
+                return None
+            data = summarize(records, benchmark=pair[0], model=pair[1],
+                             category=self.plan.benchmarks[pair[0]].benchmark.category)
+        return {"jsonl": path.name, "summary": spath.name, **data}
+
+    def finish(self) -> Optional[dict[str, Any]]:
+        """Compact and summarize each touched pair; the aggregate summary, or None when nothing ran."""
         self.close()
+        if not self._touched:
+            return None
         ended = time.time()
+        kept: dict[Pair, tuple[Path, dict[str, dict[str, Any]], bool]] = {}
+        for bench in self.plan.benchmarks:
+            for model in self.plan.models:
+                if (bench, model) in self._touched:
+                    path = jsonl_path(self.plan.output_dir, bench, model)
+                    try:
+                        records, rewrite = self._kept((bench, model), path)
+                    except OSError as exc:
+                        self.notes.append(f"{path.name} could not be read back ({exc.strerror or exc}); "
+                                          "no summary was written for it")
+                        continue
+                    kept[(bench, model)] = (path, records, rewrite)
         if self.telemetry is not None:
-            self._attribute_energy()
+            fresh = [r for path, recs, _ in kept.values() for rid, r in recs.items() if rid in self._fresh.get(path, ())]
+            self.telemetry.attribute(fresh)
+            kept = {pair: (path, recs, rewrite or bool(self._fresh.get(path))) for pair, (path, recs, rewrite) in kept.items()}
         runs = []
         for bench, planned in self.plan.benchmarks.items():
             for model in self.plan.models:
-                path = jsonl_path(self.plan.output_dir, bench, model)
-                records = read_records(path)
+                if (bench, model) in self._touched and (bench, model) not in kept:
+                    continue
+                if (bench, model) not in kept:
+                    stored = self._stored_run((bench, model))
+                    if stored is not None:
+                        runs.append(stored)
+                    continue
+                path, records, rewrite = kept[(bench, model)]
                 if not records:
                     continue
-                summary = summarize(
-                    records,
-                    benchmark=bench,
-                    model=model,
-                    category=planned.benchmark.category,
-                    started_at=self.started_at,
-                    ended_at=ended,
-                )
+                if rewrite:
+                    self._write(path, b"".join(json_line(r) for r in records.values()))
+                values = list(records.values())
+                summary = summarize(values, benchmark=bench, model=model, category=planned.benchmark.category,
+                                    started_at=self.started_at, ended_at=ended)
                 if planned.benchmark.summarize_extra is not None:
-                    summary.update(planned.benchmark.summarize_extra(records))
+                    summary.update(planned.benchmark.summarize_extra(values))
                 summary["skipped_rows"] = self._skipped(bench)
-                summary_path = path.with_name(path.name + ".summary.json")
-                write_summary(summary_path, summary)
+                spath = summary_path(path)
+                self._write_summary(spath, summary)
                 self.summaries[(bench, model)] = summary
                 self.files.append(path)
-                runs.append({"jsonl": path.name, "summary": summary_path.name, **summary})
+                runs.append({"jsonl": path.name, "summary": spath.name, **summary})
         aggregate = {
             "suite": self.plan.suite.meta.name or self.plan.path.stem,
             "description": self.plan.suite.meta.description,
@@ -158,3 +325,22 @@ class ResultsWriter:
         if self.telemetry is not None:
             aggregate["telemetry"] = self.telemetry.summary()
         return aggregate
+
+    def write_aggregate(self, aggregate: dict[str, Any]) -> None:
+        """Write ``summary.json`` (a failure is noted, not raised)."""
+        self._write_summary(aggregate_path(self.plan.output_dir), aggregate)
+
+    def _write(self, path: Path, data: bytes) -> None:
+        try:
+            write_atomic(path, data)
+        except OSError as exc:
+            if self.write_error is None:  # else the run already stopped saying why
+                    self.notes.append(f"{path.name} was not compacted ({exc.strerror or exc}); it keeps every whole "
+                                  "line, and readers take the newest line of each record")
+
+    def _write_summary(self, path: Path, summary: dict[str, Any]) -> None:
+        try:
+            write_summary(path, summary)
+        except OSError as exc:
+            if self.write_error is None:
+                    self.notes.append(f"{path.name} was not written ({exc.strerror or exc}); `jeval summarize` recomputes it")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -160,12 +161,13 @@ def test_put_is_atomic_when_the_writer_dies_midway(tmp_path: Path, monkeypatch: 
     cache.put("ab" + "0" * 62, _reply("old"))
     assert cache.get("ab" + "0" * 62).text == "old"  # type: ignore[union-attr]
 
-    def dying_dump(obj: Any, fh: Any, **kwargs: Any) -> None:
-        fh.write(json.dumps(obj)[:20])  # half an entry reaches the disk, then the process "dies"
-        fh.flush()
+    import pytest_jeval.results.files as files
+
+    def dying_write(fd: int, data: bytes) -> None:
+        os.write(fd, data[:20])  # half an entry reaches the disk, then the process "dies"
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(json, "dump", dying_dump)
+    monkeypatch.setattr(files, "_write_all", dying_write)
     with pytest.raises(KeyboardInterrupt):
         cache.put("ab" + "0" * 62, _reply("new"))
     monkeypatch.undo()

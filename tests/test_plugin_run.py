@@ -135,9 +135,10 @@ def test_output_option_overrides_run_output_dir(jeval_project: JevalProject) -> 
     assert aggregate["runs"][0]["jsonl"] == "gsm8k_test-model.jsonl"
 
 
-def test_rerun_replaces_output_files(jeval_project: JevalProject) -> None:
+def test_rerun_replaces_only_what_ran(jeval_project: JevalProject) -> None:
+    """A ``-k`` rerun replaces the records of the items it ran and keeps the others (docs/results.md)."""
     p = jeval_project
     suite = p.suite()
     p.pytester.runpytest("--jeval-config", str(suite))
     p.pytester.runpytest("--jeval-config", str(suite), "-k", "gsm8k-0")
-    assert [r["record_id"] for r in p.records()] == ["gsm8k-0"]
+    assert [r["record_id"] for r in p.records()] == [f"gsm8k-{i}" for i in range(10)]

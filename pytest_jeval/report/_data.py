@@ -187,8 +187,10 @@ def read_result_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def summary_path(jsonl: Path) -> Path:
-    """``{jsonl}.summary.json``."""
-    return jsonl.with_name(jsonl.name + ".summary.json")
+    """``{jsonl}.summary.json`` (named by :func:`pytest_jeval.results.paths.summary_path`)."""
+    from pytest_jeval.results.paths import summary_path as named
+
+    return named(jsonl)
 
 
 @dataclasses.dataclass

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from pytest_jeval.report._data import ResultFile, ResultFileError, expand_inputs, load_result
 from pytest_jeval.report._html import Page
+from pytest_jeval.results.files import make_dir, write_atomic
 
 
 def build_report(files: Sequence[ResultFile], *, title: Optional[str] = None,
@@ -25,8 +25,6 @@ def write_report(inputs: Sequence[Path | str], output: Path | str, *, title: Opt
         raise ResultFileError("no result files to report on")
     files = [load_result(p) for p in paths]
     out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(build_report(files, title=title, aggregate=aggregate, worst=worst), encoding="utf-8")
-    os.replace(tmp, out)
+    make_dir(out.parent)
+    write_atomic(out, build_report(files, title=title, aggregate=aggregate, worst=worst).encode("utf-8"))
     return out

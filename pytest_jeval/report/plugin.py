@@ -45,7 +45,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from pytest_jeval.report import write_report  # numpy/scipy: only when a report is asked for
 
     plan = config.stash.get(plan_key, None)
-    aggregate = plan.output_dir / "summary.json" if plan is not None else None
+    from pytest_jeval.results.paths import aggregate_path
+
+    aggregate = aggregate_path(plan.output_dir) if plan is not None else None
     fresh = aggregate is not None and aggregate.is_file() and aggregate.stat().st_mtime >= config.stash[started_key]
     # an older summary.json is a previous run's: this run wrote no results
     config.stash[written_key] = write_report([aggregate], target) if fresh else None

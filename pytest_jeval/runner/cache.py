@@ -1,20 +1,20 @@
 """An on-disk, content-addressed cache of model replies.
 
 Entries are keyed by :meth:`ChatRequest.cache_key` (endpoint, model, messages,
-generation parameters and nonce) and written atomically: a temporary file in the
-same directory, then ``os.replace``. A killed run never leaves a partial entry,
+generation parameters and nonce) and written atomically, never through a link: a
+fresh ``O_EXCL`` temporary file in the same directory, then a rename
+(:func:`pytest_jeval.results.files.write_atomic`). A killed run never leaves a partial entry,
 and concurrent writers (xdist workers) at worst write the same content twice.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Optional
 
 from pytest_jeval.engines.base import Reply, TokenLogprob
+from pytest_jeval.results.files import make_dir, write_atomic
 
 _FORMAT = 1
 
@@ -63,7 +63,7 @@ class ResponseCache:
     def put(self, key: str, reply: Reply) -> None:
         """Store ``reply`` atomically under ``key``."""
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(path.parent, allow_link=False)
         data = {
             "format": _FORMAT,
             "text": reply.text,
@@ -77,14 +77,5 @@ class ResponseCache:
             if reply.logprobs is None
             else [[t.token, t.logprob, [list(a) for a in t.top]] for t in reply.logprobs],
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        # ASCII JSON: a reply holding a lone surrogate stores (and reads back) as it came
+        write_atomic(path, json.dumps(data).encode("ascii"), durable=False)

@@ -109,10 +109,11 @@ class Answer:
     """
     finish_reason: str = "stop"
     """``choices[0].finish_reason``."""
-    prompt_tokens: int | None = None
-    """Overrides the computed ``usage.prompt_tokens``."""
-    completion_tokens: int | None = None
-    """Overrides the computed ``usage.completion_tokens``."""
+    prompt_tokens: int | float | str | None = None
+    """Overrides the computed ``usage.prompt_tokens`` (sent as given: an odd value such as
+    ``"12"``, ``-3`` or ``float("nan")`` tests how a client copes)."""
+    completion_tokens: int | float | str | None = None
+    """Overrides the computed ``usage.completion_tokens`` (sent as given, like ``prompt_tokens``)."""
     delay: float = 0.0
     """Extra seconds this request holds its slot, on top of the server latency."""
 
@@ -791,14 +792,16 @@ class FakeOpenAIServer:
 
     # ------------------------------------------------------------------ payloads
 
-    def _usage(self, body: Mapping[str, Any], answer: Answer) -> dict[str, int]:
+    def _usage(self, body: Mapping[str, Any], answer: Answer) -> dict[str, Any]:
         prompt = (
             answer.prompt_tokens if answer.prompt_tokens is not None else count_tokens(_prompt_text(body))
         )
         completion = (
             answer.completion_tokens if answer.completion_tokens is not None else count_tokens(answer.content)
         )
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        both = all(isinstance(v, (int, float)) for v in (prompt, completion))
+        total = prompt + completion if both else None  # type: ignore[operator]
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
 
     @staticmethod
     def _logprob_entries(body: Mapping[str, Any], answer: Answer) -> list[dict[str, Any]] | None:
