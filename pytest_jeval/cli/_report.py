@@ -8,12 +8,12 @@ outside that directory is read, whatever the listing names (see
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from pytest_jeval.cli._read import report_problems
 from pytest_jeval.report._data import ResultFileError, load_result, locate_inputs
 from pytest_jeval.report._write import build_report
+from pytest_jeval.results.files import write_atomic
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,12 +25,6 @@ def run(args: argparse.Namespace) -> int:
     status = report_problems(files)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        tmp.write_text(build_report(files, title=args.title, aggregate=aggregate, worst=args.worst), encoding="utf-8")
-        os.replace(tmp, out)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(out, build_report(files, title=args.title, aggregate=aggregate, worst=args.worst).encode("utf-8"))
     print(f"jeval report: {out}")
     return status

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -33,8 +32,14 @@ from pytest_jeval.report._data import (
     summary_differences,
     summary_path,
 )
+from pytest_jeval.results.files import write_atomic
 from pytest_jeval.sample import Sample
-from pytest_jeval.scoring.registry import call_scorer, get_scorer, scorer_names, scorer_needs_sample
+from pytest_jeval.scoring.registry import (
+    call_scorer,
+    get_scorer,
+    scorer_names,
+    scorer_needs_sample,
+)
 from pytest_jeval.summary import write_summary
 
 
@@ -155,13 +160,7 @@ def run(args: argparse.Namespace) -> int:
     records = [rescore_record(r, name, sample=samples.get(r["record_id"]), reparse_judge=args.reparse_judge,
                               workers=args.exec_workers) for r in source.records]
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-        os.replace(tmp, out)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8"))
     summary = recompute_summary(records, source.stored)
     write_summary(summary_path(out), summary)
     changed = sum(1 for old, new in zip(source.records, records)
