@@ -53,7 +53,7 @@ class Meta(_Strict):
 def _temperature(value: Any) -> Union[float, str, None]:
     """A model entry's ``temperature``: a finite number >= 0, or ``"omit"`` (never sent)."""
     if value is None or value == "omit":
-        return value
+        return "omit" if value is not None else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f'temperature must be a number >= 0 or "omit", got {value!r}')
     if math.isnan(value) or math.isinf(value) or value < 0:

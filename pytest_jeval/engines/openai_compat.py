@@ -195,7 +195,7 @@ def _deadline_client_class() -> type:
         async def aclose(self) -> None:
             await self._inner.aclose()
 
-    class DeadlineClient(openai.DefaultAsyncHttpxClient):  # type: ignore[misc,valid-type]
+    class DeadlineClient(openai.DefaultAsyncHttpxClient):
         """``DefaultAsyncHttpxClient`` whose ``send`` bounds the whole attempt."""
 
         async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
@@ -311,6 +311,7 @@ async def chat(client: AsyncOpenAI, endpoint: Endpoint, request: ChatRequest) ->
 def _completion_reply(content: bytes, endpoint: Endpoint, request: ChatRequest, started: float, ended: float,
                       *, attempts: int) -> Reply:
     """The :class:`Reply` in the JSON body of a chat completion, or :class:`EndpointError` saying what it holds."""
+    completion: Any
     try:
         completion = json.loads(content)
     except ValueError:
@@ -323,16 +324,17 @@ def _completion_reply(content: bytes, endpoint: Endpoint, request: ChatRequest, 
     if not choices:
         raise EndpointError(f"{endpoint.label} returned no choices")
     choice = choices[0]
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
         raise EndpointError(f"{endpoint.label} returned a choice without a message")
+    message = choice["message"]
     try:
         text = answer_text(message.get("content"), choice.get("finish_reason"), tool_calls=message.get("tool_calls"),
                            refusal=message.get("refusal"), request=request)
     except EndpointError as exc:
         raise EndpointError(f"{endpoint.label}: {exc}") from None
-    usage = completion.get("usage") if isinstance(completion.get("usage"), dict) else {}
-    logprobs = choice.get("logprobs") if isinstance(choice.get("logprobs"), dict) else {}
+    found_usage, found_logprobs = completion.get("usage"), choice.get("logprobs")
+    usage: dict[str, Any] = found_usage if isinstance(found_usage, dict) else {}
+    logprobs: dict[str, Any] = found_logprobs if isinstance(found_logprobs, dict) else {}
     return Reply(
         text=text,
         model=completion.get("model") or request.model,
