@@ -67,7 +67,9 @@ class Notices:
         from pytest_jeval.plugin import worker_stats_key
 
         runtime = config.stash.get(runtime_key, None)
-        out = []
+        out: list[str] = []
+        if config.option.collectonly:
+            return out
         if runtime is not None:
             out += [f"jeval: {line}" for line in runtime.plan.adaptations()]
         if self.junit is not None and config.option.xmlpath:

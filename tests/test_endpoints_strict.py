@@ -95,6 +95,8 @@ def test_model_entry_overrides_the_adaptation(strict: MiniProject) -> None:
     result.assert_outcomes(errors=len(ROWS))
     errors = {r["error"] for r in strict.records("o3-mini").values()}
     assert len(errors) == 1 and "HTTP 400" in errors.pop() and "'max_tokens' is not supported" in result.stdout.str()
+    result.stdout.fnmatch_lines(["jeval: o3-mini: sent max_tokens as the model entry says (the OpenAI API wants "
+                                 "max_completion_tokens); temperature 0 omitted (the model accepts only 1)"])
     # temperature = "omit" leaves the temperature out for any model; a number is sent even to o3-mini.
     strict.server.reset_stats()
     suite = strict.write(model="test-model", model_extra='temperature = "omit"\ntoken_param = "max_completion_tokens"')

@@ -127,7 +127,10 @@ def test_adapt_and_build_request() -> None:
     assert adapt("gpt-5-mini", temperature=1.0, max_tokens=5).adapted == (
         "sent max_completion_tokens instead of max_tokens",)
     forced = adapt("o3", temperature=0.5, max_tokens=5, token_param="max_tokens", temperature_override=0.5)
-    assert forced.adapted == () and build_request(forced, "x").params()["temperature"] == 0.5
+    assert forced.adapted == (
+        "sent max_tokens as the model entry says (the OpenAI API wants max_completion_tokens)",
+        "temperature 0.5 sent as the model entry says (the OpenAI API accepts only 1)")
+    assert build_request(forced, "x").params()["temperature"] == 0.5
     assert "max_tokens" in build_request(forced, "x").params()
     omitted = adapt("gpt-4o", temperature=0.5, max_tokens=5, temperature_override="omit")
     assert "temperature" not in build_request(omitted, "x", temperature=0.9).params()

@@ -50,7 +50,8 @@ class RequestSettings:
     stream: bool = False
     system_prompt: Optional[str] = None
     adapted: tuple[str, ...] = ()
-    """What was changed from the suite's settings, in words (shown once in the terminal)."""
+    """What was changed from the suite's settings, or kept against what the model is known to
+    accept, in words (shown once in the terminal)."""
 
 
 def adapt(
@@ -76,6 +77,8 @@ def adapt(
     param: TokenParam
     if token_param is not None:
         param = "max_completion_tokens" if token_param == "max_completion_tokens" else "max_tokens"
+        if reasoning and param == "max_tokens":
+            notes.append("sent max_tokens as the model entry says (the OpenAI API wants max_completion_tokens)")
     elif reasoning:
         param = "max_completion_tokens"
         notes.append("sent max_completion_tokens instead of max_tokens")
@@ -90,6 +93,8 @@ def adapt(
         if temperature != 1:
             sent = None
             notes.append(f"temperature {temperature:g} omitted (the model accepts only 1)")
+    elif reasoning and temperature != 1:
+        notes.append(f"temperature {temperature:g} sent as the model entry says (the OpenAI API accepts only 1)")
     return RequestSettings(
         model=model,
         temperature=sent,
