@@ -162,9 +162,9 @@ def _attempt_timeout(request: Any) -> Optional[float]:
 def _deadline_client_class() -> type:
     """The openai client's default async HTTP client, with each request bounded as a whole.
 
-    ``send`` gets the response headers, then reads the body (or, for a stream, each
-    chunk as the caller asks for it) before one deadline, ``timeout`` seconds after
-    the request started. Past it, the library's ``ReadTimeout`` is raised, which the
+    ``send`` gets the response headers and reads the body (for a stream, each chunk as
+    the caller asks for it) before one deadline, ``timeout`` seconds after the request
+    started. Past it, the library's ``ReadTimeout`` is raised, which the
     openai client treats as a timeout (and retries).
     """
     import openai
@@ -203,17 +203,12 @@ def _deadline_client_class() -> type:
             if total is None:
                 return await super().send(request, stream=stream, **kwargs)
             deadline = asyncio.get_running_loop().time() + total
-            try:
-                response = await _before(super().send(request, stream=True, **kwargs), deadline)
+            try:  # a plain reply is read in full inside send(): one deadline covers it all
+                response = await _before(super().send(request, stream=stream, **kwargs), deadline)
             except asyncio.TimeoutError:
                 raise http.ReadTimeout(f"no reply within {total:g}s", request=request) from None
-            response.stream = DeadlineStream(response.stream, deadline, total, request)
-            if not stream:
-                try:
-                    await response.aread()
-                except BaseException:
-                    await response.aclose()
-                    raise
+            if stream:
+                response.stream = DeadlineStream(response.stream, deadline, total, request)
             return response
 
     return DeadlineClient
