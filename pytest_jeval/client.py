@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 from typing import Any, Callable, Optional
 
-from pytest_jeval.engines.base import PromptLike, Reply, as_messages
+from pytest_jeval.engines.base import EndpointError, PromptLike, Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
+from pytest_jeval.engines.settings import RequestSettings, adapt, build_request
 
 Submit = Callable[[Endpoint, ChatRequest], "concurrent.futures.Future[Reply]"]
 
@@ -25,24 +27,28 @@ class ModelClient:
         *,
         endpoint: Endpoint,
         submit: Submit,
-        temperature: float,
-        max_tokens: int,
+        temperature: float = 0.0,
+        max_tokens: int = 2048,
         system_prompt: Optional[str] = None,
         stream: bool = False,
         on_reply: Optional[Callable[[Reply], None]] = None,
         role: str = "model",
+        settings: Optional[RequestSettings] = None,
+        on_error: Optional[Callable[[EndpointError], None]] = None,
     ) -> None:
         self.name = name
         """The model id sent to the endpoint."""
         self.role = role
         """``model`` or ``judge``."""
-        self.temperature = temperature
-        self.max_tokens = max_tokens
+        self.settings = settings if settings is not None else adapt(
+            name, temperature=temperature, max_tokens=max_tokens, stream=stream, system_prompt=system_prompt)
+        """What every request carries (:func:`~pytest_jeval.engines.settings.build_request`)."""
+        self.temperature = temperature if settings is None else settings.temperature
+        self.max_tokens = max_tokens if settings is None else settings.max_tokens
         self._endpoint = endpoint
         self._submit = submit
-        self._system = system_prompt
-        self._stream = stream
         self._on_reply = on_reply
+        self._on_error = on_error
 
     def __repr__(self) -> str:
         return f"ModelClient({self.role}={self.name!r}, endpoint={self._endpoint.label!r})"
@@ -59,27 +65,24 @@ class ModelClient:
         **extra: Any,
     ) -> ChatRequest:
         """Build the :class:`ChatRequest` that :meth:`chat` would send."""
-        return ChatRequest(
-            model=self.name,
-            messages=as_messages(prompt, self._system),
-            temperature=self.temperature if temperature is None else temperature,
-            max_tokens=self.max_tokens if max_tokens is None else max_tokens,
-            logprobs=logprobs,
-            top_logprobs=top_logprobs,
-            stream=self._stream and not logprobs,
-            extra=tuple(sorted(extra.items())),
-            nonce=nonce,
-        )
+        return build_request(self.settings, prompt, temperature=temperature, max_tokens=max_tokens,
+                             logprobs=logprobs, top_logprobs=top_logprobs, nonce=nonce, **extra)
 
     def submit(self, prompt: PromptLike, **kwargs: Any) -> concurrent.futures.Future[Reply]:
         """Send without waiting; the future gives the :class:`Reply` (or raises EndpointError)."""
-        future = self._submit(self._endpoint, self.request(prompt, **kwargs))
-        if self._on_reply is not None:
-            callback = self._on_reply
+        request = self.request(prompt, **kwargs)
+        future = _with_sent(self._submit(self._endpoint, request), request)
+        if self._on_reply is not None or self._on_error is not None:
+            on_reply, on_error = self._on_reply, self._on_error
 
             def report(f: concurrent.futures.Future[Reply]) -> None:
-                if not f.cancelled() and f.exception() is None:
-                    callback(f.result())
+                if f.cancelled():
+                    return
+                exc = f.exception()
+                if exc is None and on_reply is not None:
+                    on_reply(f.result())
+                elif isinstance(exc, EndpointError) and on_error is not None:
+                    on_error(exc)
 
             future.add_done_callback(report)
         return future
@@ -92,7 +95,30 @@ class ModelClient:
         and any other chat-completions parameter. Raises
         :class:`~pytest_jeval.engines.base.EndpointError` when retries are exhausted.
         """
-        reply = self._submit(self._endpoint, self.request(prompt, **kwargs)).result()
+        request = self.request(prompt, **kwargs)
+        try:
+            reply = self._submit(self._endpoint, request).result()
+        except EndpointError as exc:
+            if self._on_error is not None:
+                self._on_error(exc)
+            raise
+        reply = dataclasses.replace(reply, sent=tuple(request.sent().items()))
         if self._on_reply is not None:
             self._on_reply(reply)
         return reply
+
+
+def _with_sent(future: concurrent.futures.Future[Reply], request: ChatRequest) -> concurrent.futures.Future[Reply]:
+    """A future of ``future``'s reply with :attr:`Reply.sent` filled from ``request``."""
+    out: concurrent.futures.Future[Reply] = concurrent.futures.Future()
+
+    def copy(done: concurrent.futures.Future[Reply]) -> None:
+        if done.cancelled():
+            out.cancel()
+        elif done.exception() is not None:
+            out.set_exception(done.exception())
+        else:
+            out.set_result(dataclasses.replace(done.result(), sent=tuple(request.sent().items())))
+
+    future.add_done_callback(copy)
+    return out

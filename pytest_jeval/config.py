@@ -7,6 +7,7 @@ file and the key path instead of being silently dropped.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -50,10 +51,21 @@ class Meta(_Strict):
     """Human-readable description."""
 
 
+def _temperature(value: Any) -> Union[float, str, None]:
+    """A model entry's ``temperature``: a finite number >= 0, or ``"omit"`` (never sent)."""
+    if value is None or value == "omit":
+        return "omit" if value is not None else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f'temperature must be a number >= 0 or "omit", got {value!r}')
+    if math.isnan(value) or math.isinf(value) or value < 0:
+        raise ValueError(f"temperature must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 class Defaults(_Strict):
     """``[defaults]``: generation settings for every model and benchmark."""
 
-    temperature: float = 0.0
+    temperature: float = Field(0.0, ge=0, allow_inf_nan=False)
     """Sampling temperature."""
     max_tokens: int = Field(2048, gt=0)
     """Maximum output tokens."""
@@ -74,18 +86,27 @@ class _Endpoint(_Strict):
     """API key. Prefer ``api_key_env`` so the key stays out of the suite file."""
     api_key_env: Optional[str] = None
     """Name of an environment variable holding the API key."""
-    temperature: Optional[float] = None
-    """Overrides ``[defaults].temperature``."""
+    temperature: Optional[Union[float, Literal["omit"]]] = None
+    """Overrides ``[defaults].temperature``; ``"omit"`` never sends one. A number is sent even
+    to a reasoning model (gpt-5*, o1*, o3*, o4*), whose temperature is otherwise left out."""
     max_tokens: Optional[int] = Field(None, gt=0)
     """Overrides ``[defaults].max_tokens``."""
+    token_param: Optional[Literal["max_tokens", "max_completion_tokens"]] = None
+    """The parameter that carries the token limit; by default ``max_completion_tokens`` for
+    reasoning models, ``max_tokens`` for the others."""
     max_concurrency: Optional[int] = Field(None, gt=0)
     """Requests in flight to this endpoint from one pytest process (overrides ``[run]``)."""
     model_path: Optional[str] = None
     """``engine = "local"`` only: a GGUF file to load instead of the bundled SmolLM2."""
-    price_in_per_mtok: Optional[float] = Field(None, ge=0)
+    price_in_per_mtok: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
     """USD per million prompt tokens (overrides the built-in price table)."""
-    price_out_per_mtok: Optional[float] = Field(None, ge=0)
+    price_out_per_mtok: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
     """USD per million completion tokens (overrides the built-in price table)."""
+
+    @field_validator("temperature", mode="before")
+    @classmethod
+    def _finite_temperature(cls, value: Any) -> Union[float, str, None]:
+        return _temperature(value)
 
     @field_validator("engine")
     @classmethod
@@ -106,8 +127,13 @@ class Judge(_Endpoint):
 
     model: str = "gpt-5-mini-2025-08-07"
     """Judge model id sent to the endpoint."""
-    temperature: Optional[float] = 0.0
+    temperature: Optional[Union[float, Literal["omit"]]] = 0.0
     max_tokens: Optional[int] = Field(1024, gt=0)
+
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        return _model_id(value)
 
 
 class ModelEntry(_Endpoint):
@@ -115,6 +141,12 @@ class ModelEntry(_Endpoint):
 
     name: str = Field(min_length=1)
     """Model id sent to the server (must match ``GET /v1/models``)."""
+
+    @field_validator("name")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        return _model_id(value)
+
     stream: bool = False
     """Stream responses, which gives time-to-first-token."""
     param_count_b: float = 0.0
@@ -132,6 +164,15 @@ class ModelEntry(_Endpoint):
     def slug(self) -> str:
         """The model id made safe for file names and test ids."""
         return model_slug(self.name)
+
+
+def _model_id(value: str) -> str:
+    """A model id as sent to the endpoint: not blank, no surrounding whitespace."""
+    if not value.strip():
+        raise ValueError("model name is blank")
+    if value != value.strip():
+        raise ValueError(f"model name {value!r} has leading or trailing whitespace")
+    return value
 
 
 class BenchmarkEntry(_Strict):
@@ -155,7 +196,7 @@ class BenchmarkEntry(_Strict):
     """Local copies of the dataset in the hub schema, relative to the suite file."""
     judge_model: Optional[str] = None
     """Override ``[judge].model`` for this benchmark."""
-    temperature: Optional[float] = None
+    temperature: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
     """Highest-precedence temperature."""
     max_tokens: Optional[int] = Field(None, gt=0)
     """Highest-precedence max tokens."""
@@ -198,7 +239,7 @@ class Run(_Strict):
 
     output_dir: str = "results/"
     """Where JSONL and summary files go (relative to the suite file's directory)."""
-    seed: int = 42
+    seed: int = Field(42, ge=0)
     """Seed for the ``max_samples`` subset and option shuffles."""
     max_concurrency: Optional[int] = Field(None, gt=0)
     """Requests in flight to one endpoint from one pytest process (default 32)."""
@@ -206,8 +247,8 @@ class Run(_Strict):
     """Reference-suite spelling of ``max_concurrency``; used when that is unset."""
     max_retries: int = Field(4, ge=0)
     """Retries on 429, 5xx, timeouts and connection errors."""
-    request_timeout: float = Field(120.0, gt=0)
-    """Seconds before one HTTP attempt times out."""
+    request_timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
+    """Seconds one HTTP attempt may take as a whole, from sending to the reply's last byte."""
     cache_dir: Optional[str] = None
     """Response cache location (default ``<output_dir>/.cache``)."""
     cache: bool = True

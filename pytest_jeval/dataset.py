@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import gzip
 import logging
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
@@ -36,6 +38,39 @@ def builder_for(path: Path) -> str:
     raise DatasetLoadError(f"cannot tell the format of {path}; use .jsonl, .json, .csv, .tsv or .parquet")
 
 
+def check_utf8(path: Path, chunk_size: int = 1 << 20) -> None:
+    """Raise :class:`DatasetLoadError` naming the file, line and byte offset of the first byte that is not UTF-8.
+
+    Text formats only (JSON lines, JSON, CSV, TSV, gzipped or not); parquet is binary.
+    """
+    if builder_for(path) == "parquet":
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0  # bytes of the file read before this chunk
+    lines = 1
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            while True:
+                chunk = f.read(chunk_size)
+                pending = len(decoder.getstate()[0])
+                try:
+                    decoder.decode(chunk, final=not chunk)
+                except UnicodeDecodeError as exc:
+                    at = offset - pending + exc.start
+                    line = lines + exc.object[: exc.start].count(b"\n")
+                    raise DatasetLoadError(
+                        f"{path} is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {at} (line {line}) "
+                        f"cannot be decoded ({exc.reason}); save the file as UTF-8"
+                    ) from None
+                if not chunk:
+                    return
+                offset += len(chunk)
+                lines += chunk.count(b"\n")
+    except OSError as exc:
+        raise DatasetLoadError(f"cannot read {path}: {exc}") from None
+
+
 def _quiet_datasets() -> Any:
     import datasets
 
@@ -55,6 +90,8 @@ def load_rows(
     datasets = _quiet_datasets()
     if files:
         builder = builder_for(files[0])
+        for f in files:
+            check_utf8(f)
         split_name = split or "train"
         kwargs: dict[str, Any] = {}
         if files[0].name.lower().endswith(".tsv"):

@@ -56,17 +56,18 @@ def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
 
     runtime = _runtime(request)
     case = _case(request)
-    temperature, max_tokens = runtime.plan.generation(case.benchmark, jeval_model)
-    entry = runtime.plan.models[jeval_model]
+
+    def failed(exc: Exception) -> None:
+        if case.error is None:  # the first failure is the item's error
+            case.error = str(exc)
+
     return ModelClient(
         jeval_model,
         endpoint=runtime.endpoint(jeval_model),
         submit=runtime.submit,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        system_prompt=runtime.plan.suite.defaults.system_prompt,
-        stream=entry.stream,
+        settings=runtime.plan.settings(case.benchmark, jeval_model),
         on_reply=case.replies.append,
+        on_error=failed,
     )
 
 
@@ -80,15 +81,15 @@ def judge(request: pytest.FixtureRequest) -> Optional[ModelClient]:
     if cfg is None:
         return None
     case = request.node.stash.get(case_key, None)
-    name = cfg.model
-    if case is not None:
-        name = runtime.plan.benchmarks[case.benchmark].entry.judge_model or name
+    settings = runtime.plan.judge_settings(case.benchmark if case is not None else None)
+    assert settings is not None
+    # Judge failures are not the item's error: the scorers that ask the judge keep them
+    # as ``judge_error`` in the scoring metadata.
     return ModelClient(
-        name,
-        endpoint=runtime.endpoint(name, judge=True),
+        settings.model,
+        endpoint=runtime.endpoint(settings.model, judge=True),
         submit=runtime.submit,
-        temperature=float(cfg.temperature or 0.0),
-        max_tokens=int(cfg.max_tokens or 1024),
+        settings=settings,
         on_reply=case.judge_replies.append if case is not None else None,
         role="judge",
     )
@@ -101,7 +102,7 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
     None when the benchmark's prompt is None for this sample (no model call needed).
     An endpoint failure that survives the retries makes the item an *error*.
     """
-    from pytest_jeval.engines.base import EndpointError, Reply
+    from pytest_jeval.engines.base import Reply
 
     runtime = _runtime(request)
     case = _case(request)
@@ -111,11 +112,7 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
     prompt = definition.prompt(sample)
     if prompt is None:
         return None
-    try:
-        return model.chat(prompt, **definition.request_options)
-    except EndpointError as exc:
-        case.error = str(exc)
-        raise
+    return model.chat(prompt, **definition.request_options)  # a failure is the item's error (see ``model``)
 
 
 def _excerpt(text: object, limit: int = 160) -> str:

@@ -9,15 +9,16 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import SecretStr
 
 from pytest_jeval.benchmark import Benchmark, find_benchmark
 from pytest_jeval.config import OPENAI_COMPATIBLE_ENGINES, BenchmarkEntry, ModelEntry, Suite, SuiteError, load_suite
 from pytest_jeval.dataset import load_samples
-from pytest_jeval.engines.base import PromptLike, as_messages
+from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
+from pytest_jeval.engines.settings import RequestSettings, adapt, build_request
 from pytest_jeval.sample import Sample
 
 @dataclass
@@ -49,6 +50,7 @@ class EvalPlan:
     local_base_url: Optional[str] = None
     """URL of the bundled local model's server, once started."""
     _samples: dict[str, tuple[list[Sample], int]] = field(default_factory=dict)
+    _settings: dict[tuple[str, str], RequestSettings] = field(default_factory=dict)
 
     # -- construction ----------------------------------------------------------------
     @classmethod
@@ -152,23 +154,59 @@ class EvalPlan:
         e = self.benchmarks[bench].entry
         m = self.models[model]
         d = self.suite.defaults
-        temperature = e.temperature if e.temperature is not None else m.temperature if m.temperature is not None else d.temperature
+        model_temperature = m.temperature if isinstance(m.temperature, (int, float)) else None
+        temperature = e.temperature if e.temperature is not None else model_temperature if model_temperature is not None else d.temperature
         max_tokens = e.max_tokens if e.max_tokens is not None else m.max_tokens if m.max_tokens is not None else d.max_tokens
         return float(temperature), int(max_tokens)
 
-    def request(self, bench: str, model: str, prompt: PromptLike, **overrides: object) -> ChatRequest:
-        """The chat request for ``prompt`` under this benchmark's and model's settings."""
+    def settings(self, bench: str, model: str) -> RequestSettings:
+        """What every request of this benchmark to this model carries, adapted to what the model accepts."""
+        cached = self._settings.get((bench, model))
+        if cached is not None:
+            return cached
         temperature, max_tokens = self.generation(bench, model)
         m = self.models[model]
-        kwargs: dict[str, object] = {
-            "model": m.name,
-            "messages": as_messages(prompt, self.suite.defaults.system_prompt),
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "stream": m.stream,
-        }
-        kwargs.update(overrides)
-        return ChatRequest(**kwargs)  # type: ignore[arg-type]
+        self._settings[(bench, model)] = settings = adapt(
+            m.name,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            token_param=m.token_param,
+            temperature_override=m.temperature if "temperature" in m.model_fields_set else None,
+            stream=m.stream,
+            system_prompt=self.suite.defaults.system_prompt,
+        )
+        return settings
+
+    def judge_settings(self, bench: Optional[str] = None) -> Optional[RequestSettings]:
+        """The settings of the ``[judge]`` model (the benchmark's ``judge_model`` if it names one)."""
+        cfg = self.suite.judge
+        if cfg is None:
+            return None
+        name = (self.benchmarks[bench].entry.judge_model if bench is not None else None) or cfg.model
+        temperature = cfg.temperature if isinstance(cfg.temperature, (int, float)) else 0.0
+        return adapt(
+            name,
+            temperature=float(temperature),
+            max_tokens=int(cfg.max_tokens or 1024),
+            token_param=cfg.token_param,
+            temperature_override=cfg.temperature if "temperature" in cfg.model_fields_set else None,
+        )
+
+    def adaptations(self) -> list[str]:
+        """One line per model (and judge) whose requests differ from the suite's settings, saying how."""
+        notes: dict[str, list[str]] = {}
+        for name in self.models:
+            for bench in self.benchmarks:
+                notes.setdefault(name, []).extend(self.settings(bench, name).adapted)
+        for bench in self.benchmarks:
+            judge = self.judge_settings(bench)
+            if judge is not None:
+                notes.setdefault(f"{judge.model} (judge)", []).extend(judge.adapted)
+        return [f"{who}: {'; '.join(dict.fromkeys(found))}" for who, found in notes.items() if found]
+
+    def request(self, bench: str, model: str, prompt: PromptLike, **options: Any) -> ChatRequest:
+        """The chat request for ``prompt`` under this benchmark's and model's settings (see :func:`build_request`)."""
+        return build_request(self.settings(bench, model), prompt, **options)
 
     def sample_request(self, bench: str, model: str, sample: Sample) -> Optional[ChatRequest]:
         """The request the plugin sends (and prefetches) for one sample; None when it needs no call."""

@@ -86,6 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_jeval import collect
     from pytest_jeval.collect import suite_args
     from pytest_jeval.config import SuiteError
+    from pytest_jeval.notices import Notices, choose_junit_family
     from pytest_jeval.plan import EvalPlan
     from pytest_jeval.runtime import Runtime
     from pytest_jeval.telemetry.session import RunTelemetry
@@ -101,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except SuiteError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[plan_key] = plan
+    junit_notice = choose_junit_family(config)  # before pytest's junitxml reads junit_family
     config.args = suite_args(config, plan.path)
     config.pluginmanager.register(collect, "jeval-collect")
     runtime = Runtime(plan, use_cache=not config.getoption("jeval_no_cache"))
@@ -116,6 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[writer_key] = writer
         config.pluginmanager.register(writer, "jeval-writer")
         config.stash[worker_stats_key] = []
+        config.pluginmanager.register(Notices(junit_notice), "jeval-notices")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -331,8 +334,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record = build_record(case, failure=failure, model_entry=plan.models[case.model], judge_model=judge_name,
                               judge_prices=judge_cfg)
     report.jeval_record = record  # type: ignore[attr-defined]
-    for name in ("record_id", "benchmark", "model", "score", "latency_seconds"):
-        item.user_properties.append((name if name != "latency_seconds" else "latency", record.get(name)))
+    from pytest_jeval.notices import junit_properties_key
+
+    if item.config.stash.get(junit_properties_key, True):  # not under a chosen junit_family = xunit2
+        for name in ("record_id", "benchmark", "model", "score", "latency_seconds"):
+            item.user_properties.append((name if name != "latency_seconds" else "latency", record.get(name)))
     return report
 
 

@@ -50,6 +50,7 @@ EXTRA_FIELDS = (
     "judge_completion_tokens",
     "judge_cost_usd",
     "call_windows",
+    "request",
 )
 
 
@@ -180,6 +181,7 @@ def build_record(
         "judge_completion_tokens": _sum([c for _, c in judge_usage]) if case.judge_replies else None,
         "judge_cost_usd": _cost(judge_model, judge_usage, judge_prices) if judge_model else None,
         "call_windows": windows or None,
+        "request": dict(last.sent) if last is not None and last.sent else None,
     }
     if score is not None:
         for key, val in score.fields.items():

@@ -57,6 +57,9 @@ def case_for(item: pytest.Item) -> Optional[tuple[str, str, Sample]]:
 AUTO_PROCESS_MIN_CALLS = 200
 AUTO_PROCESS_MIN_CONCURRENCY = 8
 
+#: Reasons kept for the terminal when requests cannot be sent ahead (all are counted).
+MAX_PREFETCH_ERRORS = 3
+
 
 class Runtime:
     """Created in ``pytest_configure`` of every process that runs items."""
@@ -73,6 +76,10 @@ class Runtime:
         self._prefetched: dict[str, collections.deque[concurrent.futures.Future[Reply]]] = {}
         self._submitted: set[str] = set()
         self._endpoints: dict[tuple[str, bool], Endpoint] = {}
+        self.prefetch_failed = 0
+        """Items whose request could not be built ahead of time (each item then fails on its own)."""
+        self.prefetch_errors: list[str] = []
+        """The first few reasons, ``nodeid: Type: message``."""
 
     # -- the scheduler --------------------------------------------------------------
     @property
@@ -119,7 +126,11 @@ class Runtime:
     @property
     def stats(self) -> SchedulerStats:
         """The scheduler's counters (all zero when no call was made)."""
-        return self._scheduler.stats if self._scheduler is not None else SchedulerStats()
+        stats = self._scheduler.stats if self._scheduler is not None else SchedulerStats()
+        if self.prefetch_failed:
+            stats = dataclasses.replace(stats, prefetch_failed=self.prefetch_failed,
+                                        prefetch_errors=tuple(self.prefetch_errors))
+        return stats
 
     # -- endpoints -------------------------------------------------------------------
     def endpoint(self, model: str, *, judge: bool = False) -> Endpoint:
@@ -168,8 +179,11 @@ class Runtime:
             try:
                 endpoint = self.endpoint(model)
                 request = self.plan.sample_request(bench, model, sample)
-            except Exception:
-                continue  # the item itself will raise the error when it runs
+            except Exception as exc:  # counted and reported; the item itself raises it when it runs
+                self.prefetch_failed += 1
+                if len(self.prefetch_errors) < MAX_PREFETCH_ERRORS:
+                    self.prefetch_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}"[:500])
+                continue
             if request is None:
                 continue
             calls.append((endpoint, request))

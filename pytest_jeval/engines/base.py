@@ -56,6 +56,8 @@ class Reply:
     ended_at: float | None = None
     call_id: str | None = None
     """Scheduler id of the call, used to attribute telemetry to it."""
+    sent: tuple[tuple[str, Any], ...] = ()
+    """The generation settings the request sent (token limit, temperature, stop, ...), as pairs."""
 
     def __repr__(self) -> str:
         text = " ".join(self.text.split())

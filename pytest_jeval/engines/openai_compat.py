@@ -2,16 +2,27 @@
 
 Retries are the client's own: on 408/409/429/5xx, timeouts and connection errors it
 backs off exponentially with jitter and honours ``Retry-After``, up to
-``max_retries`` times, each attempt bounded by ``timeout`` seconds.
+``max_retries`` times. Each attempt as a whole, from sending the request to the
+last byte of the reply (or of the stream), is bounded by ``timeout`` seconds: the
+HTTP client's own timeouts only bound the wait between two bytes.
+
+A reply is accepted only when it is a chat completion whose message content is
+text: an error object (even with HTTP 200), content that is not text, ``null``
+content without tool calls, or an empty answer cut off by the token limit is an
+:class:`~pytest_jeval.engines.base.EndpointError` that keeps the reason.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import hashlib
 import json
+import sys
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
 
 from pydantic import SecretStr
 
@@ -46,6 +57,7 @@ class Endpoint:
             api_key=self.api_key.get_secret_value(),
             timeout=self.timeout,
             max_retries=self.max_retries,
+            http_client=_deadline_client_class()(),
         )
 
 
@@ -55,8 +67,11 @@ class ChatRequest:
 
     model: str
     messages: Messages
-    temperature: float = 0.0
+    temperature: Optional[float] = 0.0
+    """None leaves the parameter out (the server's default)."""
     max_tokens: int = 2048
+    token_param: str = "max_tokens"
+    """The parameter that carries ``max_tokens``: ``max_tokens`` or ``max_completion_tokens``."""
     logprobs: bool = False
     top_logprobs: Optional[int] = None
     stream: bool = False
@@ -67,18 +82,23 @@ class ChatRequest:
 
     def params(self) -> dict[str, Any]:
         """Keyword arguments for ``chat.completions.create``."""
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": self.messages,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
+        kwargs: dict[str, Any] = {"model": self.model, "messages": self.messages}
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        kwargs[self.token_param] = self.max_tokens
         if self.logprobs:
             kwargs["logprobs"] = True
             if self.top_logprobs:
                 kwargs["top_logprobs"] = self.top_logprobs
         kwargs.update(dict(self.extra))
         return kwargs
+
+    def sent(self) -> dict[str, Any]:
+        """The generation settings this request sends (its parameters but the model and messages)."""
+        out = {k: v for k, v in self.params().items() if k not in ("model", "messages")}
+        if self.stream:
+            out["stream"] = True
+        return out
 
     def cache_key(self, endpoint: Endpoint) -> str:
         """Content address: endpoint, model, messages, generation parameters and nonce."""
@@ -108,6 +128,92 @@ def _logprobs_json(content: Any) -> Optional[tuple[TokenLogprob, ...]]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=None)
+def _http_module() -> ModuleType:
+    """The HTTP library (``httpx`` or ``httpx2``) the installed ``openai`` client is built on."""
+    import openai
+
+    for cls in openai.DefaultAsyncHttpxClient.__mro__:
+        if cls.__name__ == "AsyncClient" and cls.__module__.split(".")[0] in sys.modules:
+            return sys.modules[cls.__module__.split(".")[0]]
+    raise RuntimeError("cannot tell which HTTP library the openai client uses")  # pragma: no cover
+
+
+if sys.version_info >= (3, 11):
+
+    async def _before(awaitable: Any, deadline: float) -> Any:
+        async with asyncio.timeout_at(deadline):
+            return await awaitable
+
+else:  # pragma: no cover - Python 3.10
+
+    async def _before(awaitable: Any, deadline: float) -> Any:
+        return await asyncio.wait_for(awaitable, max(0.0, deadline - asyncio.get_running_loop().time()))
+
+
+def _attempt_timeout(request: Any) -> Optional[float]:
+    """The seconds one attempt may take: the request's own (read) timeout, set by the openai client."""
+    timeout = request.extensions.get("timeout") if hasattr(request, "extensions") else None
+    value = timeout.get("read") if isinstance(timeout, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+@functools.lru_cache(maxsize=None)
+def _deadline_client_class() -> type:
+    """The openai client's default async HTTP client, with each request bounded as a whole.
+
+    ``send`` gets the response headers and reads the body (for a stream, each chunk as
+    the caller asks for it) before one deadline, ``timeout`` seconds after the request
+    started. Past it, the library's ``ReadTimeout`` is raised, which the
+    openai client treats as a timeout (and retries).
+    """
+    import openai
+
+    http = _http_module()
+
+    class DeadlineStream(http.AsyncByteStream):  # type: ignore[misc,name-defined]
+        """A response body that raises ``ReadTimeout`` once the attempt's deadline has passed."""
+
+        def __init__(self, inner: Any, deadline: float, total: float, request: Any) -> None:
+            self._inner = inner
+            self._deadline = deadline
+            self._total = total
+            self._request = request
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            chunks = self._inner.__aiter__()
+            while True:
+                try:
+                    chunk = await _before(chunks.__anext__(), self._deadline)
+                except StopAsyncIteration:
+                    return
+                except asyncio.TimeoutError:
+                    raise http.ReadTimeout(f"the reply took longer than {self._total:g}s",
+                                           request=self._request) from None
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class DeadlineClient(openai.DefaultAsyncHttpxClient):
+        """``DefaultAsyncHttpxClient`` whose ``send`` bounds the whole attempt."""
+
+        async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+            total = _attempt_timeout(request)
+            if total is None:
+                return await super().send(request, stream=stream, **kwargs)
+            deadline = asyncio.get_running_loop().time() + total
+            try:  # a plain reply is read in full inside send(): one deadline covers it all
+                response = await _before(super().send(request, stream=stream, **kwargs), deadline)
+            except asyncio.TimeoutError:
+                raise http.ReadTimeout(f"no reply within {total:g}s", request=request) from None
+            if stream:
+                response.stream = DeadlineStream(response.stream, deadline, total, request)
+            return response
+
+    return DeadlineClient
+
+
 #: Makes ``client.post`` hand back the HTTP response (with ``retries_taken``) unparsed:
 #: the header ``chat.completions.with_raw_response`` sets (openai's RAW_RESPONSE_HEADER).
 _RAW_RESPONSE = {"headers": {"X-Stainless-Raw-Response": "true"}}
@@ -125,7 +231,52 @@ def describe_error(exc: BaseException, endpoint: Endpoint) -> str:
         cause = exc.__cause__ or exc.__context__
         detail = f" ({type(cause).__name__}: {cause})" if cause else ""
         return f"connection error to {endpoint.label}{detail}"
+    http = _http_module()
+    if isinstance(exc, http.TimeoutException):
+        return f"timed out after {endpoint.timeout:g}s at {endpoint.label} (while streaming the reply)"
+    if isinstance(exc, http.HTTPError):
+        return f"connection error to {endpoint.label} while streaming the reply ({type(exc).__name__}: {exc})"
+    if isinstance(exc, openai.APIError):
+        return f"{endpoint.label} sent an error: {exc.message}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def _excerpt(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _error_text(error: Any) -> str:
+    """The message of an OpenAI-style ``{"error": ...}`` object (a dict or a plain string)."""
+    if isinstance(error, dict):
+        message = error.get("message")
+        text = message if isinstance(message, str) and message else _excerpt(error, 300)
+        code = error.get("code") or error.get("type")
+        return f"{text} (code {code})" if isinstance(code, (str, int)) and str(code) not in text else text
+    return _excerpt(error, 300)
+
+
+def answer_text(content: Any, finish_reason: Any, *, tool_calls: Any, refusal: Any, request: ChatRequest) -> str:
+    """The message content as text, or :class:`EndpointError` saying why the reply holds no answer.
+
+    A reply with tool calls may have no content (returned as ``""``).
+    """
+    if isinstance(content, str):
+        if content == "" and finish_reason == "length" and not tool_calls:
+            raise EndpointError(
+                f"the reply is empty: the token limit ({request.token_param} = {request.max_tokens}) was reached "
+                "before any answer (finish_reason 'length'; reasoning models spend part of it on reasoning)"
+            )
+        return content
+    if content is None:
+        if tool_calls:
+            return ""
+        if isinstance(refusal, str) and refusal:
+            raise EndpointError(f"the model refused: {_excerpt(refusal, 300)}")
+        raise EndpointError(f"the reply has no content (content null, finish_reason {finish_reason!r})")
+    raise EndpointError(
+        f"the reply's content is not text ({type(content).__name__}: {_excerpt(content)}; finish_reason {finish_reason!r})"
+    )
 
 
 async def chat(client: AsyncOpenAI, endpoint: Endpoint, request: ChatRequest) -> Reply:
@@ -133,38 +284,61 @@ async def chat(client: AsyncOpenAI, endpoint: Endpoint, request: ChatRequest) ->
     import openai
 
     started = time.monotonic()
+    http = _http_module()
     try:
         if request.stream:
-            return await _chat_stream(client, request, started)
+            return await _chat_stream(client, endpoint, request, started)
         # The client's own request path (retries, backoff, Retry-After, timeouts, errors),
         # but without chat.completions.create's parameter transform and pydantic parse of
         # the reply: the same body goes out, and reading the JSON here costs about a
         # millisecond less CPU per call, which is the bottleneck at high concurrency.
         raw = await client.post("/chat/completions", body=request.params(), cast_to=object,
                                 options=_RAW_RESPONSE)  # type: ignore[arg-type]
-    except openai.OpenAIError as exc:
+    except (openai.OpenAIError, http.HTTPError) as exc:
         retries = endpoint.max_retries if _retryable(exc) else 0
         suffix = f" (after {retries} retries)" if retries else ""
         raise EndpointError(describe_error(exc, endpoint) + suffix) from None
     ended = time.monotonic()
+    return _completion_reply(raw.http_response.content, endpoint, request, started, ended,
+                             attempts=1 + int(getattr(raw, "retries_taken", 0) or 0))
+
+
+def _completion_reply(content: bytes, endpoint: Endpoint, request: ChatRequest, started: float, ended: float,
+                      *, attempts: int) -> Reply:
+    """The :class:`Reply` in the JSON body of a chat completion, or :class:`EndpointError` saying what it holds."""
+    completion: Any
     try:
-        completion = json.loads(raw.http_response.content)
-        choices = completion.get("choices")
-    except (ValueError, AttributeError):
-        raise EndpointError(f"{endpoint.label} returned a reply that is not a chat completion") from None
+        completion = json.loads(content)
+    except ValueError:
+        completion = None
+    if isinstance(completion, dict) and completion.get("error") is not None:
+        raise EndpointError(f"{endpoint.label} answered with an error: {_error_text(completion['error'])}")
+    choices = completion.get("choices") if isinstance(completion, dict) else None
+    if not isinstance(completion, dict) or (choices is not None and not isinstance(choices, list)):
+        raise EndpointError(f"{endpoint.label} returned a reply that is not a chat completion")
     if not choices:
         raise EndpointError(f"{endpoint.label} returned no choices")
     choice = choices[0]
-    usage = completion.get("usage") or {}
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise EndpointError(f"{endpoint.label} returned a choice without a message")
+    message = choice["message"]
+    try:
+        text = answer_text(message.get("content"), choice.get("finish_reason"), tool_calls=message.get("tool_calls"),
+                           refusal=message.get("refusal"), request=request)
+    except EndpointError as exc:
+        raise EndpointError(f"{endpoint.label}: {exc}") from None
+    found_usage, found_logprobs = completion.get("usage"), choice.get("logprobs")
+    usage: dict[str, Any] = found_usage if isinstance(found_usage, dict) else {}
+    logprobs: dict[str, Any] = found_logprobs if isinstance(found_logprobs, dict) else {}
     return Reply(
-        text=(choice.get("message") or {}).get("content") or "",
+        text=text,
         model=completion.get("model") or request.model,
         prompt_tokens=usage.get("prompt_tokens"),
         completion_tokens=usage.get("completion_tokens"),
         latency_seconds=ended - started,
         finish_reason=choice.get("finish_reason"),
-        logprobs=_logprobs_json((choice.get("logprobs") or {}).get("content")),
-        attempts=1 + int(getattr(raw, "retries_taken", 0) or 0),
+        logprobs=_logprobs_json(logprobs.get("content")),
+        attempts=attempts,
         started_at=started,
         ended_at=ended,
     )
@@ -180,33 +354,57 @@ def _retryable(exc: BaseException) -> bool:
     return False
 
 
-async def _chat_stream(client: AsyncOpenAI, request: ChatRequest, started: float) -> Reply:
+async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatRequest, started: float) -> Reply:
     params = request.params()
     params["stream"] = True
     params["stream_options"] = {"include_usage": True}
     stream = await client.chat.completions.create(**params)
-    parts: list[str] = []
-    logprobs: list[TokenLogprob] = []
-    ttft: Optional[float] = None
-    finish_reason = None
-    usage = None
-    model = request.model
-    async for chunk in stream:
-        model = chunk.model or model
-        if chunk.usage is not None:
-            usage = chunk.usage
-        for choice in chunk.choices:
-            if choice.delta and choice.delta.content:
-                if ttft is None:
-                    ttft = time.monotonic() - started
-                parts.append(choice.delta.content)
-            if choice.logprobs and choice.logprobs.content:
-                logprobs.extend(_logprobs(choice.logprobs.content) or ())
-            if choice.finish_reason:
-                finish_reason = choice.finish_reason
-    ended = time.monotonic()
+    response = getattr(stream, "response", None)
+    if response is not None and "json" in response.headers.get("content-type", ""):
+        # A server that answers a stream request with a plain JSON body (an error object,
+        # or a completion when it does not stream): read it as a non-streamed reply.
+        body = await response.aread()
+        return _completion_reply(body, endpoint, request, started, time.monotonic(), attempts=1)
+    try:
+        parts: list[str] = []
+        chunks = 0
+        logprobs: list[TokenLogprob] = []
+        ttft: Optional[float] = None
+        finish_reason = None
+        usage = None
+        model = request.model
+        tool_calls = False
+        async for chunk in stream:
+            chunks += 1
+            model = chunk.model or model
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for choice in chunk.choices or ():
+                delta = choice.delta
+                if delta and delta.content is not None and delta.content != "":
+                    if not isinstance(delta.content, str):
+                        answer_text(delta.content, choice.finish_reason, tool_calls=None, refusal=None, request=request)
+                    if ttft is None:
+                        ttft = time.monotonic() - started
+                    parts.append(delta.content)
+                if delta and getattr(delta, "tool_calls", None):
+                    tool_calls = True
+                if choice.logprobs and choice.logprobs.content:
+                    logprobs.extend(_logprobs(choice.logprobs.content) or ())
+                if choice.finish_reason:
+                    finish_reason = choice.finish_reason
+        ended = time.monotonic()
+        if chunks == 0:
+            raise EndpointError("the stream ended without a single chunk")
+        text = answer_text("".join(parts), finish_reason, tool_calls=tool_calls, refusal=None, request=request)
+    except EndpointError as exc:  # a streamed reply that holds no answer
+        raise EndpointError(f"{endpoint.label}: {exc}") from None
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            await close()
     return Reply(
-        text="".join(parts),
+        text=text,
         model=model,
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,

@@ -49,6 +49,10 @@ class SchedulerStats:
     """Times the helper call process died mid-run (``call_executor = "process"``)."""
     call_process_errors: tuple[str, ...] = ()
     """Why it died: its exit status and the end of what it wrote to stderr."""
+    prefetch_failed: int = 0
+    """Items whose request could not be built ahead of time (the item then fails on its own)."""
+    prefetch_errors: tuple[str, ...] = ()
+    """The first few of those reasons."""
 
     @property
     def rate(self) -> Optional[float]:

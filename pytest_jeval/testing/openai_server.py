@@ -19,8 +19,8 @@ Served endpoints:
   there is always exactly one choice, whose content is what the responder said.
 
 What the server answers is decided by a *responder*, a callable
-``responder(request_body, attempt)`` returning ``str``, :class:`Answer` or
-:class:`Fault` (or an awaitable of one). ``attempt`` is how many times a request
+``responder(request_body, attempt)`` returning ``str``, :class:`Answer`,
+:class:`Fault` or :class:`Raw` (or an awaitable of one). ``attempt`` is how many times a request
 with the same JSON body has reached the responder so far (1-based; bodies are
 compared by the hash of their canonical JSON, see :func:`body_hash`), so a
 responder can say "fail the first attempt, succeed on the retry" - the ``openai``
@@ -31,6 +31,18 @@ Timing model: a chat request first waits for one of ``slots`` processing slots
 the answer's own ``delay``, then the responder's result is sent - faults included
 (a ``"hang"`` fault keeps holding its slot). Authentication and body validation
 happen on arrival, before any slot is taken.
+
+Strict modes, for what real endpoints do:
+
+* ``openai_reasoning=True``: requests for OpenAI's reasoning models (a ``model``
+  starting with ``gpt-5``, ``o1``, ``o3`` or ``o4``) are answered the way the OpenAI
+  API answers them: HTTP 400 ``unsupported_parameter`` for ``max_tokens`` (they take
+  ``max_completion_tokens``) and ``unsupported_value`` for a ``temperature`` other
+  than 1, with the API's error body and messages (:func:`reasoning_rejection`).
+* :attr:`Answer.byte_interval` sends the reply one byte at a time, and
+  :attr:`Answer.endless` a reply (or an SSE stream) that never ends.
+* :class:`Raw` sends any JSON body (an error object with HTTP 200, content that is
+  not text) or any list of SSE events.
 
 Token counts are a documented approximation: a text counts as its number of
 whitespace-separated words plus one (:func:`count_tokens`). ``prompt_tokens`` is
@@ -71,6 +83,7 @@ __all__ = [
     "Fault",
     "FaultInjector",
     "FakeOpenAIServer",
+    "Raw",
     "Responder",
     "ResponderResult",
     "body_hash",
@@ -78,6 +91,7 @@ __all__ = [
     "default_responder",
     "lookup_responder",
     "main",
+    "reasoning_rejection",
     "split_tokens",
 ]
 
@@ -116,6 +130,25 @@ class Answer:
     """Overrides the computed ``usage.completion_tokens`` (sent as given, like ``prompt_tokens``)."""
     delay: float = 0.0
     """Extra seconds this request holds its slot, on top of the server latency."""
+    byte_interval: float = 0.0
+    """When > 0, the reply (JSON body or SSE stream) is sent one byte every this many seconds."""
+    endless: bool = False
+    """Never finish: a stream sends a content chunk every ``byte_interval`` seconds (0.1 when
+    unset) and no ``[DONE]``; a plain reply sends its headers, then a space at that pace."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Raw:
+    """A reply sent exactly as given, for replies no well-behaved server sends.
+
+    With ``events`` (a list of JSON values) the reply is an SSE stream of those events
+    followed by ``data: [DONE]``; otherwise ``body`` is sent as JSON with ``status``
+    (``bytes`` are sent as they are).
+    """
+
+    body: Any = None
+    status: int = 200
+    events: Sequence[Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,8 +173,8 @@ class Fault:
             raise ValueError(f"Fault.kind must be one of {FAULT_KINDS}, not {self.kind!r}")
 
 
-ResponderResult = Union[str, Answer, Fault]
-"""What a responder returns: plain content, an :class:`Answer` or a :class:`Fault`."""
+ResponderResult = Union[str, Answer, Fault, Raw]
+"""What a responder returns: plain content, an :class:`Answer`, a :class:`Fault` or a :class:`Raw`."""
 
 Responder = Callable[[dict[str, Any], int], Union[ResponderResult, Awaitable[ResponderResult]]]
 """``responder(request_body, attempt)``; see the module docstring."""
@@ -211,6 +244,35 @@ def _prompt_text(body: Mapping[str, Any]) -> str:
 
 def _error_json(message: str, type_: str, code: str | None, param: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4")
+"""Model ids that ``openai_reasoning`` mode treats as OpenAI reasoning models."""
+
+
+def reasoning_rejection(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The OpenAI API's HTTP 400 error body for a reasoning-model request it refuses, else None.
+
+    ``max_tokens`` is refused (``unsupported_parameter``), and so is a ``temperature``
+    other than 1 (``unsupported_value``), in that order.
+    """
+    model = body.get("model")
+    if not isinstance(model, str) or not model.startswith(REASONING_PREFIXES):
+        return None
+    if "max_tokens" in body:
+        return _error_json(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "invalid_request_error", "unsupported_parameter", "max_tokens",
+        )
+    temperature = body.get("temperature")
+    if "temperature" in body and temperature != 1:
+        return _error_json(
+            f"Unsupported value: 'temperature' does not support {json.dumps(temperature)} with this model. "
+            "Only the default (1) value is supported.",
+            "invalid_request_error", "unsupported_value", "temperature",
+        )
+    return None
 
 
 def _unit_interval(*parts: object) -> float:
@@ -327,6 +389,7 @@ class FakeOpenAIServer:
         api_key: str | None = None,
         models: Sequence[str] = ("test-model",),
         port: int = 0,
+        openai_reasoning: bool = False,
     ) -> None:
         if latency < 0:
             raise ValueError("latency must be >= 0")
@@ -340,6 +403,8 @@ class FakeOpenAIServer:
         self.api_key = api_key
         self.models: tuple[str, ...] = tuple(models)
         self._requested_port = port
+        self.openai_reasoning = openai_reasoning
+        """Refuse reasoning-model parameters as the OpenAI API does (see :func:`reasoning_rejection`)."""
 
         self._lock = threading.Lock()
         self._records: list[dict[str, Any]] = []
@@ -494,8 +559,9 @@ class FakeOpenAIServer:
         ``arrived_at`` and ``completed_at`` (perf_counter; ``completed_at`` is None
         while in progress), ``status`` (the HTTP status sent; 0 when none was, e.g.
         a dropped or cancelled request) and ``outcome`` (``"answer"``, ``"stream"``,
-        ``"models"``, ``"unauthorized"``, ``"invalid"``, ``"error"`` (the responder
-        raised), ``"429"``, ``"500"``, ``"503"``, ``"hang"``, ``"drop"`` or
+        ``"models"``, ``"unauthorized"``, ``"invalid"`` (including an ``openai_reasoning``
+        refusal), ``"error"`` (the responder raised), ``"trickle"`` (a reply sent byte by
+        byte, in full), ``"raw"`` (a :class:`Raw` reply), ``"429"``, ``"500"``, ``"503"``, ``"hang"``, ``"drop"`` or
         ``"cancelled"`` (client went away or server stopped), None while in progress).
         """
         with self._lock:
@@ -701,6 +767,9 @@ class FakeOpenAIServer:
                 "messages",
             )
             return await self._reply(request, record, self._json_response(error, status=400), "invalid")
+        rejection = reasoning_rejection(body) if self.openai_reasoning else None
+        if rejection is not None:
+            return await self._reply(request, record, self._json_response(rejection, status=400), "invalid")
 
         attempt = self._next_attempt(body)
         with self._lock:
@@ -734,9 +803,9 @@ class FakeOpenAIServer:
 
         if isinstance(result, str):
             result = Answer(result)
-        if not isinstance(result, (Answer, Fault)):
+        if not isinstance(result, (Answer, Fault, Raw)):
             error = _error_json(
-                f"responder returned {type(result).__name__}, expected str, Answer or Fault",
+                f"responder returned {type(result).__name__}, expected str, Answer, Fault or Raw",
                 "server_error",
                 "responder_error",
             )
@@ -748,10 +817,72 @@ class FakeOpenAIServer:
 
         if isinstance(result, Fault):
             return await self._fault(request, record, result)
+        if isinstance(result, Raw):
+            return await self._raw(request, record, result)
+        if result.endless:
+            return await self._endless(request, record, body, result)
         if body.get("stream"):
             return await self._stream(request, record, body, result)
         payload = self._completion(body, result)
+        if result.byte_interval > 0:
+            data = json.dumps(payload).encode("utf-8")
+            return await self._slow(request, record, data, "application/json", result.byte_interval)
         return await self._reply(request, record, self._json_response(payload), "answer")
+
+    async def _raw(self, request: web.Request, record: dict[str, Any], raw: Raw) -> web.StreamResponse:
+        if raw.events is None:
+            data = raw.body if isinstance(raw.body, bytes) else json.dumps(raw.body).encode("utf-8")
+            response = web.Response(body=data, status=raw.status, content_type="application/json")
+            return await self._reply(request, record, response, "raw")
+        stream = b"".join(b"data: " + json.dumps(e).encode("utf-8") + b"\n\n" for e in raw.events)
+        return await self._slow(request, record, stream + b"data: [DONE]\n\n", "text/event-stream", 0.0,
+                                status=raw.status, outcome="raw")
+
+    async def _slow(
+        self, request: web.Request, record: dict[str, Any], data: bytes, content_type: str, interval: float,
+        *, status: int = 200, outcome: str = "trickle",
+    ) -> web.StreamResponse:
+        """Send ``data`` one byte every ``interval`` seconds (all at once when 0)."""
+        response = web.StreamResponse(status=status, headers={"Content-Type": content_type})
+        try:
+            await response.prepare(request)
+            if interval <= 0:
+                await response.write(data)
+            else:
+                for i in range(len(data)):
+                    await response.write(data[i : i + 1])
+                    await asyncio.sleep(interval)
+        except ConnectionError:
+            self._finish_record(record, 0, "cancelled", counted=True)
+            raise asyncio.CancelledError from None
+        self._finish_record(record, status, outcome, counted=True)
+        await response.write_eof()
+        return response
+
+    async def _endless(
+        self, request: web.Request, record: dict[str, Any], body: Mapping[str, Any], answer: Answer
+    ) -> web.StreamResponse:
+        """A reply that never ends: SSE content chunks, or whitespace after the headers."""
+        interval = answer.byte_interval if answer.byte_interval > 0 else 0.1
+        streaming = bool(body.get("stream"))
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": "text/event-stream" if streaming else "application/json"}
+        )
+        try:
+            await response.prepare(request)
+            chunk = self._stream_chunks(body, Answer(answer.content or "more"))[1 if streaming else 0]
+            if not streaming:
+                piece = b" "
+            elif chunk.get("choices"):
+                piece = b"data: " + json.dumps(chunk).encode("utf-8") + b"\n\n"
+            else:  # pragma: no cover - a content chunk always has a choice
+                piece = b": keep-alive\n\n"
+            while True:
+                await response.write(piece)
+                await asyncio.sleep(interval)
+        except ConnectionError:
+            self._finish_record(record, 0, "cancelled", counted=True)
+            raise asyncio.CancelledError from None
 
     async def _reply(
         self, request: web.Request, record: dict[str, Any], response: web.StreamResponse, outcome: str
@@ -899,8 +1030,19 @@ class FakeOpenAIServer:
             status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
-        for data in self._stream_chunks(body, answer):
-            await response.write(b"data: " + json.dumps(data).encode("utf-8") + b"\n\n")
+        interval = answer.byte_interval
+        try:
+            for data in self._stream_chunks(body, answer):
+                event = b"data: " + json.dumps(data).encode("utf-8") + b"\n\n"
+                if interval <= 0:
+                    await response.write(event)
+                    continue
+                for i in range(len(event)):
+                    await response.write(event[i : i + 1])
+                    await asyncio.sleep(interval)
+        except ConnectionError:
+            self._finish_record(record, 0, "cancelled", counted=True)
+            raise asyncio.CancelledError from None
         self._finish_record(record, 200, "stream", counted=True)
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
@@ -945,6 +1087,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--retry-after", type=float, default=0.05, help="Retry-After seconds for 429/503 faults"
     )
+    parser.add_argument("--openai-reasoning", action="store_true",
+                        help="refuse max_tokens and temperature != 1 for gpt-5*/o1*/o3*/o4* as the OpenAI API does")
     args = parser.parse_args(argv)
 
     responder: Responder
@@ -971,6 +1115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         api_key=args.api_key,
         models=tuple(args.model) if args.model else ("test-model",),
         port=args.port,
+        openai_reasoning=args.openai_reasoning,
     )
     try:
         base_url = server.start()
