@@ -95,6 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except SuiteError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[plan_key] = plan
+    from pytest_jeval.redact_plugin import install as install_redaction
+    install_redaction(config, plan)
     config.args = suite_args(config, plan.path)
     config.pluginmanager.register(collect, "jeval-collect")
     runtime = Runtime(plan, use_cache=not config.getoption("jeval_no_cache"))
