@@ -38,6 +38,7 @@ __all__ = [
     "MIN_KEY_LENGTH",
     "KEY_ENV_VARS",
     "contains_secret",
+    "environment_without_keys",
     "known_keys",
     "redact",
     "redact_known",
@@ -211,6 +212,20 @@ def redact_record(record: dict[str, Any]) -> dict[str, Any]:
     the benchmark content (:data:`CONTENT_FIELDS`). Returns ``record`` itself when nothing changed."""
     out = {k: redact_value(v, patterns=k not in CONTENT_FIELDS) for k, v in record.items()}
     return record if out == record else out
+
+
+_KEY_NAME = re.compile(r"(?i)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)")
+"""Variable names that say they hold a secret."""
+
+
+def environment_without_keys(environ: Optional[dict[str, str]] = None) -> dict[str, str]:
+    """A copy of the environment (default ``os.environ``) for a child process, without every variable
+    that holds a key: a name such as ``*_API_KEY``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, or a
+    value that :func:`redact` would change (a registered key, a key shape, a URL with a password)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if not _KEY_NAME.search(k) and redact(v) == v}
 
 
 def redact_reply(reply: Reply, *extra: Union[str, SecretStr, None]) -> Reply:

@@ -169,6 +169,21 @@ def test_call_errors_and_replies_are_redacted_at_the_source(tmp_path: Path) -> N
     assert len(cached) == 1 and not _leaks(cached[0]) and MARKER in cached[0]
 
 
+def test_sandboxed_stderr_and_helper_stderr_are_redacted(registered: None) -> None:
+    import tempfile
+
+    from pytest_jeval.sandbox import run_python
+
+    result = run_python(f"import sys\nprint('found {ENV_KEY} and Bearer abcdefghijklmnop', file=sys.stderr)\nprint('{INLINE_KEY}')\n")
+    assert result.stderr.strip() == f"found {MARKER} and Bearer {MARKER}"
+    assert result.stdout.strip() == INLINE_KEY  # stdout is compared as the answer; a record quoting it is redacted
+    scheduler = ProcessCallScheduler()
+    scheduler._stderr = tempfile.TemporaryFile()  # what a dying helper left on its stderr
+    scheduler._stderr.write(f"Traceback ...\nRuntimeError: {INLINE_KEY}\n".encode())
+    assert scheduler._stderr_tail() == f": Traceback ...\nRuntimeError: {MARKER}"
+    scheduler.close()
+
+
 # -- the call helper's environment ------------------------------------------------------------
 
 def test_helper_environment_keeps_only_what_the_client_needs(registered: None) -> None:
@@ -185,6 +200,28 @@ def test_helper_environment_keeps_only_what_the_client_needs(registered: None) -
 
 def _proc_bytes(pid: int, name: str) -> bytes:
     return Path(f"/proc/{pid}/{name}").read_bytes()
+
+
+def test_other_children_get_the_environment_without_keys(registered: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_jeval.redact import environment_without_keys
+
+    env = environment_without_keys({
+        "PATH": "/usr/bin", "OMP_NUM_THREADS": "2", "CUDA_VISIBLE_DEVICES": "0", "MY_SERVICE_TOKEN": "t",
+        "OPENAI_API_KEY": USER_OPENAI_KEY, "ANY_NAME": INLINE_KEY, "DB_PASSWORD": "pw", "HF_HOME": "/data/hf",
+        "HTTPS_PROXY": f"http://bob:{PROXY_PASSWORD}@proxy:3128",
+    })
+    assert env == {"PATH": "/usr/bin", "OMP_NUM_THREADS": "2", "CUDA_VISIBLE_DEVICES": "0", "HF_HOME": "/data/hf"}
+    # the symbolic-math worker, a live child of this process
+    from pytest_jeval.scoring._symbolic import _Worker
+
+    monkeypatch.setenv("OPENAI_API_KEY", USER_OPENAI_KEY)
+    monkeypatch.setenv("JEVAL_SECRETS_KEY", ENV_KEY)
+    worker = _Worker()
+    try:
+        environ = _proc_bytes(worker.proc.pid, "environ")
+    finally:
+        worker.close()
+    assert b"PATH=" in environ and ENV_KEY.encode() not in environ and USER_OPENAI_KEY.encode() not in environ
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -257,6 +294,8 @@ def careless_user_fixture(request):
     print("stdout: key", key)
     sys_key = os.environ["OPENAI_API_KEY"]
     logging.getLogger("careless").warning("user key " + sys_key)
+    if request.node.name == "test_gsm8k[inline-model/gsm8k-3]":  # lands in the record's error
+        raise RuntimeError("setup saw " + key)
     yield
 
 
@@ -339,6 +378,8 @@ def test_echoed_key_never_lands_anywhere(pytester: pytest.Pytester, monkeypatch:
                       and r["model_answer"].startswith("I was called"))
         assert echoed["model_answer"] == f"I was called with Bearer {MARKER}.\nAnswer: 3" and echoed["is_correct"] is True
     assert {"stdout", "junit.xml", "run.log", "report.html"} <= {*streams, *files}
+    setup_failed = next(r for r in records.values() if r["error"] and r["error"].startswith("setup failed"))
+    assert setup_failed["error"] == f"setup failed: RuntimeError: setup saw {MARKER}"
     for name in ("junit.xml", "run.log", "report.html"):
         assert MARKER in files[name], name
     assert f"a plugin prints {MARKER}" in streams["stdout"]
