@@ -28,14 +28,17 @@ from pytest_jeval.redact_plugin import RedactionPlugin
 from pytest_jeval.runner.callproc import ProcessCallScheduler, helper_environment
 from pytest_jeval.testing.openai_server import EchoAuthorization, FakeOpenAIServer, last_user_message
 
-ENV_KEY = "sk-jeval-envkey-0123456789abcdef"
+# None of the keys has a provider shape (sk-...): only the registry can catch them.
+ENV_KEY = "envkey-Qm4Rt8Yp2Wx6Zs0123"
 """The model's key, from the variable its ``api_key_env`` names."""
 INLINE_KEY = "inline-key-Zq7Xw3Vb9Nm2"
-"""The second model's ``api_key`` in the suite file (no provider shape: only the registry can catch it)."""
-USER_OPENAI_KEY = "sk-user-openai-key-987654321zyx"
+"""The second model's ``api_key`` in the suite file."""
+USER_OPENAI_KEY = "user-openai-Hj5Kl9Mn3Bv7"
 """The user's own OPENAI_API_KEY, exported but not used by the suite."""
+JUDGE_KEY = "judge-key-Pd3Fg6Hj9Kl2"
+EXTERNAL_KEY = "external-key-Cv4Bn7Mq1We5"
 PROXY_PASSWORD = "proxy-pass-W4rT9"
-KEYS = (ENV_KEY, INLINE_KEY, USER_OPENAI_KEY)
+KEYS = (ENV_KEY, INLINE_KEY, USER_OPENAI_KEY, JUDGE_KEY, EXTERNAL_KEY)
 
 
 def _leaks(text: str, keys: tuple[str, ...] = KEYS) -> list[str]:
@@ -284,8 +287,11 @@ def _respond(body: dict[str, Any], attempt: int) -> Any:
 
 
 CONFTEST = '''
-import logging, os
+import logging, os, pathlib, tomllib
 import pytest
+
+SUITE = tomllib.loads(pathlib.Path("suite.toml").read_text())
+SUITE_KEYS = [SUITE["judge"]["api_key"], SUITE["backend"]["external"]["api_key"], SUITE["models"][1]["api_key"]]
 
 @pytest.fixture(autouse=True)
 def careless_user_fixture(request):
@@ -294,6 +300,7 @@ def careless_user_fixture(request):
     print("stdout: key", key)
     sys_key = os.environ["OPENAI_API_KEY"]
     logging.getLogger("careless").warning("user key " + sys_key)
+    print("keys in the suite file:", SUITE_KEYS)
     if request.node.name == "test_gsm8k[inline-model/gsm8k-3]":  # lands in the record's error
         raise RuntimeError("setup saw " + key)
     yield
@@ -336,6 +343,14 @@ def test_echoed_key_never_lands_anywhere(pytester: pytest.Pytester, monkeypatch:
             max_retries = 0
             request_timeout = 10
             call_executor = "{executor}"
+
+            [judge]
+            model = "env-model"
+            base_url = "{server.base_url}"
+            api_key = "{JUDGE_KEY}"
+
+            [backend.external]
+            api_key = "{EXTERNAL_KEY}"
 
             [[models]]
             name = "env-model"
