@@ -138,30 +138,35 @@ def register_plan(plan: EvalPlan) -> list[str]:
 _VALUE = r"[^\s\"'<>,;()\[\]{}]{8,}"
 """A header or parameter value: 8+ characters, stopping at quotes, brackets, separators."""
 
-#: (pattern, replacement). Group 1, where there is one, is kept: the header or parameter name.
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p), r) for p, r in (
+#: (substrings one of which the text must contain, pattern, replacement). The substrings, looked
+#: for in the lower-cased text, are a cheap test that skips the scan of a pattern that cannot match.
+#: Group 1, where there is one, is kept: the header or parameter name.
+_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = tuple(
+    (triggers, re.compile(p), r) for triggers, p, r in (
         # Authorization: Bearer X / "authorization": "Basic X" / proxy-authorization=X
-        (r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest)\s+)?)" + _VALUE,
+        (("authorization",),
+         r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest)\s+)?)" + _VALUE,
          r"\1" + MARKER),
-        # api_key=X, "x-api-key": "X", api-key: X, apikey X
-        (r"(?i)(\b(?:x-)?(?:api[-_]?key|access[-_]?token|secret[-_]?key)\b[\"']?\s*[:=]\s*[\"']?)" + _VALUE,
+        # api_key=X, "x-api-key": "X", api-key: X, access_token=X, secret_key=X
+        (("api", "access", "secret"),
+         r"(?i)(\b(?:x-)?(?:api[-_]?key|access[-_]?token|secret[-_]?key)\b[\"']?\s*[:=]\s*[\"']?)" + _VALUE,
          r"\1" + MARKER),
-        (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + MARKER),
+        (("bearer",), r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + MARKER),
         # https://user:password@host
-        (r"(://[^/\s:@]+:)[^/\s@]+(@)", r"\1" + MARKER + r"\2"),
+        (("://",), r"(://[^/\s:@]+:)[^/\s@]+(@)", r"\1" + MARKER + r"\2"),
         # provider key shapes
-        (r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}", MARKER),  # OpenAI, Anthropic (sk-ant-), DeepSeek, ...
-        (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", MARKER),  # AWS access key ids
-        (r"\bgh[pousr]_[A-Za-z0-9]{30,}", MARKER),  # GitHub tokens
-        (r"\bgithub_pat_[A-Za-z0-9_]{30,}", MARKER),
-        (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MARKER),  # Slack
-        (r"\bAIza[0-9A-Za-z_-]{30,}", MARKER),  # Google
-        (r"\bhf_[A-Za-z0-9]{30,}", MARKER),  # Hugging Face
-        (r"\b(?:gsk|xai|nvapi|r8)[_-][A-Za-z0-9_-]{20,}", MARKER),  # Groq, xAI, NVIDIA, Replicate
-        (r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", MARKER),  # JWTs
+        (("sk-", "pk-", "rk-"), r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}", MARKER),  # OpenAI, Anthropic, ...
+        (("AKIA", "ASIA"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", MARKER),  # AWS access key ids
+        (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}", MARKER),  # GitHub
+        (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{30,}", MARKER),
+        (("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}", MARKER),  # Slack
+        (("AIza",), r"\bAIza[0-9A-Za-z_-]{30,}", MARKER),  # Google
+        (("hf_",), r"\bhf_[A-Za-z0-9]{30,}", MARKER),  # Hugging Face
+        (("gsk", "xai", "nvapi", "r8"), r"\b(?:gsk|xai|nvapi|r8)[_-][A-Za-z0-9_-]{20,}", MARKER),  # Groq, xAI, ...
+        (("eyJ",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", MARKER),  # JWTs
     )
 )
+_TRIGGERS = tuple((i, t.lower()) for i, (triggers, _p, _r) in enumerate(_PATTERNS) for t in triggers)
 
 
 def redact_known(text: str, extra: Iterable[Union[str, SecretStr, None]] = ()) -> str:
@@ -181,7 +186,9 @@ def redact(text: str, *extra: Union[str, SecretStr, None]) -> str:
     if len(text) < MIN_KEY_LENGTH:
         return text
     text = redact_known(text, extra)
-    for pattern, replacement in _PATTERNS:
+    lower = text.lower()
+    for i in sorted({i for i, trigger in _TRIGGERS if trigger in lower}):
+        _triggers, pattern, replacement = _PATTERNS[i]
         text = pattern.sub(replacement, text)
     return text
 
