@@ -102,6 +102,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except SuiteError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[plan_key] = plan
+    from pytest_jeval.redact_plugin import install as install_redaction
+    install_redaction(config, plan)
     junit_notice = choose_junit_family(config)  # before pytest's junitxml reads junit_family
     config.args = suite_args(config, plan.path)
     config.pluginmanager.register(collect, "jeval-collect")

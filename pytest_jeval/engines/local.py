@@ -65,12 +65,14 @@ class LocalServer:
     def start(self) -> str:
         """Start the server and wait for its READY line; return the base URL."""
         check_llama_cpp()
+        from pytest_jeval.redact import environment_without_keys
         path = self.model_path or find_bundled_gguf()
         threads = max(1, (os.cpu_count() or 2) // 2)  # leave a core to pytest; spinning threads hurt on 2 cores
         cmd = [sys.executable, "-m", "pytest_jeval.engines.local_server", "--model", str(path),
                "--name", self.name, "--threads", str(threads)]
         self._proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+            env=environment_without_keys(),
         )
         assert self._proc.stdout is not None and self._proc.stderr is not None
         threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True).start()

@@ -220,7 +220,13 @@ _RAW_RESPONSE = {"headers": {"X-Stainless-Raw-Response": "true"}}
 
 
 def describe_error(exc: BaseException, endpoint: Endpoint) -> str:
-    """A one-line reason for a failed call, without secrets."""
+    """A one-line reason for a failed call, without secrets (:func:`pytest_jeval.redact.redact`)."""
+    from pytest_jeval.redact import redact
+
+    return redact(_describe_error(exc, endpoint), endpoint.api_key)
+
+
+def _describe_error(exc: BaseException, endpoint: Endpoint) -> str:
     import openai
 
     if isinstance(exc, openai.APIStatusError):

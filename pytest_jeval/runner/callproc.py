@@ -10,7 +10,8 @@ The two talk over a socket pair with :class:`multiprocessing.connection.Connecti
 framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``
 and ``("close",)``; the child answers every call with ``("done", id, reply, error, stats)``.
 The suite's API keys travel only over that socket: they are never put in the child's
-command line or environment.
+command line or environment, which holds only :data:`HELPER_ENV_VARS` (see
+:func:`helper_environment`).
 
 If the child dies, its unanswered calls are sent again from a thread of the pytest
 process, as after a dropped connection, and so are all later calls: the run goes on
@@ -31,7 +32,7 @@ import tempfile
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from pytest_jeval.engines.base import EndpointError, Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
@@ -70,7 +71,7 @@ class ProcessCallScheduler:
 
         parent_sock, child_sock = socket.socketpair()
         package_root = str(Path(pytest_jeval.__file__).resolve().parents[1])
-        env = dict(os.environ)
+        env, piped_env = helper_environment(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         # -P: do not put the current directory first on sys.path (Python >= 3.11)
         flags = ["-P"] if sys.version_info >= (3, 11) else []
@@ -90,7 +91,7 @@ class ProcessCallScheduler:
             self._stderr = None
             raise
         conn = Connection(parent_sock.detach())
-        conn.send(("init", None if self.cache_dir is None else str(self.cache_dir)))
+        conn.send(("init", None if self.cache_dir is None else str(self.cache_dir), piped_env))
         self._conn = conn
         self._reader = threading.Thread(target=self._read, args=(conn,), name="jeval-calls-reader", daemon=True)
         self._reader.start()
@@ -146,7 +147,9 @@ class ProcessCallScheduler:
         size = self._stderr.tell()
         self._stderr.seek(max(0, size - limit))
         text = self._stderr.read().decode("utf-8", "replace").strip()
-        return f": {text}" if text else ""
+        from pytest_jeval.redact import redact
+
+        return f": {redact(text)}" if text else ""
 
     # -- the scheduler interface -------------------------------------------------------------
     @property
@@ -244,6 +247,38 @@ class ProcessCallScheduler:
             self._fallback.close()
 
 
+#: Variables the helper gets in its environment: what Python, the ``openai`` client and
+#: httpx read (paths, locale, certificates, proxies, ``OPENAI_BASE_URL``), nothing else.
+HELPER_ENV_VARS = frozenset({
+    "PATH", "HOME", "TMPDIR", "TEMP", "TMP", "TZ", "LANG", "LANGUAGE", "SYSTEMROOT", "LD_LIBRARY_PATH",
+    "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONWARNINGS",
+    "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONDEVMODE", "PYTHONFAULTHANDLER",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NETRC",
+    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy",
+    "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+})
+#: ... and the variables starting with these (locale; pytest-cov's subprocess coverage).
+HELPER_ENV_PREFIXES = ("LC_", "COV_CORE_")
+
+
+def helper_environment(environ: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Split what the helper may know of ``environ`` into (its environment, what goes over its socket).
+
+    Only :data:`HELPER_ENV_VARS` and :data:`HELPER_ENV_PREFIXES` pass; API keys and every
+    other variable stay behind. A passed value that holds a secret (a proxy URL with a
+    password, a registered key: see :func:`pytest_jeval.redact.contains_secret`) is sent
+    over the socket instead, and set in the helper after it started.
+    """
+    from pytest_jeval.redact import contains_secret
+
+    env: dict[str, str] = {}
+    piped: dict[str, str] = {}
+    for name, value in environ.items():
+        if name in HELPER_ENV_VARS or name.startswith(HELPER_ENV_PREFIXES):
+            (piped if contains_secret(value) else env)[name] = value
+    return env, piped
+
+
 def _chain(source: concurrent.futures.Future[Reply], target: concurrent.futures.Future[Reply]) -> None:
     """Settle ``target`` the way ``source`` settles."""
 
@@ -310,7 +345,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     """Child entry point: serve calls on the inherited socket until the parent closes it."""
     argv = sys.argv[1:] if argv is None else argv
     conn = Connection(int(argv[0]))
-    _kind, cache_dir = conn.recv()
+    _kind, cache_dir, piped_env = conn.recv()
+    os.environ.update(piped_env)  # after exec: not in /proc/<pid>/environ, which shows the initial block
     asyncio.run(_serve(conn, cache_dir))
     conn.close()
     return 0

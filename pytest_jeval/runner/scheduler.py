@@ -146,6 +146,8 @@ class CallCore:
             stats.completed += 1
             stats.retries += reply.attempts - 1
             reply = dataclasses.replace(reply, call_id=call_id)
+            from pytest_jeval.redact import redact_reply  # a key the server echoed never reaches scorer or cache
+            reply = redact_reply(reply, endpoint.api_key)
         if key is not None:
             await asyncio.to_thread(self.cache.put, key, reply)  # type: ignore[union-attr]
         return reply

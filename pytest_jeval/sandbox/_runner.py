@@ -93,6 +93,8 @@ def run_python(
                 stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
         finally:
             remove_tree(home)
+    from pytest_jeval.redact import redact  # keys the program found never reach stderr_tail or a record
+    stderr = redact(stderr)
     status = _classify(returncode, timed_out, stderr)
     return ExecResult(status, returncode, stdout, stderr, duration, list(plan.tags))
 

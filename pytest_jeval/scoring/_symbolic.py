@@ -43,10 +43,12 @@ class _Worker:
     """One worker process speaking JSON lines over pipes."""
 
     def __init__(self) -> None:
+        from pytest_jeval.redact import environment_without_keys
+
         self.proc = subprocess.Popen(
             [sys.executable, WORKER_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, bufsize=0, close_fds=True, start_new_session=True,
-            preexec_fn=_limit_memory if os.name == "posix" else None)
+            preexec_fn=_limit_memory if os.name == "posix" else None, env=environment_without_keys())
         self.buffer = b""
 
     def _read_line(self, deadline: float) -> dict | None:

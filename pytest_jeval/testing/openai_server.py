@@ -80,6 +80,7 @@ from aiohttp import web
 __all__ = [
     "FAULT_KINDS",
     "Answer",
+    "EchoAuthorization",
     "Fault",
     "FaultInjector",
     "FakeOpenAIServer",
@@ -173,8 +174,22 @@ class Fault:
             raise ValueError(f"Fault.kind must be one of {FAULT_KINDS}, not {self.kind!r}")
 
 
-ResponderResult = Union[str, Answer, Fault, Raw]
-"""What a responder returns: plain content, an :class:`Answer`, a :class:`Fault` or a :class:`Raw`."""
+@dataclasses.dataclass(frozen=True)
+class EchoAuthorization:
+    """A reply that repeats the request's ``Authorization`` header verbatim, as a careless gateway might.
+
+    Every ``{authorization}`` in ``template`` becomes the header as received (``Bearer <key>``).
+    With ``status`` 200 the result is a chat completion with that content (non-streaming);
+    with any other status, an OpenAI-style error JSON with that status and that message.
+    The server's ``latency`` does not apply.
+    """
+
+    status: int = 401
+    template: str = "Invalid credentials in header Authorization: {authorization}"
+
+
+ResponderResult = Union[str, Answer, Fault, Raw, EchoAuthorization]
+"""What a responder returns: plain content, an :class:`Answer`, a :class:`Fault`, a :class:`Raw` or an :class:`EchoAuthorization`."""
 
 Responder = Callable[[dict[str, Any], int], Union[ResponderResult, Awaitable[ResponderResult]]]
 """``responder(request_body, attempt)``; see the module docstring."""
@@ -560,8 +575,9 @@ class FakeOpenAIServer:
         while in progress), ``status`` (the HTTP status sent; 0 when none was, e.g.
         a dropped or cancelled request) and ``outcome`` (``"answer"``, ``"stream"``,
         ``"models"``, ``"unauthorized"``, ``"invalid"`` (including an ``openai_reasoning``
-        refusal), ``"error"`` (the responder raised), ``"trickle"`` (a reply sent byte by
-        byte, in full), ``"raw"`` (a :class:`Raw` reply), ``"429"``, ``"500"``, ``"503"``, ``"hang"``, ``"drop"`` or
+        refusal), ``"error"`` (the responder raised), ``"echo"`` (an :class:`EchoAuthorization`
+        error), ``"trickle"`` (a reply sent byte by byte, in full), ``"raw"`` (a :class:`Raw` reply),
+        ``"429"``, ``"500"``, ``"503"``, ``"hang"``, ``"drop"`` or
         ``"cancelled"`` (client went away or server stopped), None while in progress).
         """
         with self._lock:
@@ -801,6 +817,8 @@ class FakeOpenAIServer:
             error = _error_json(f"responder raised {exc!r}", "server_error", "responder_error")
             return await self._reply(request, record, self._json_response(error, status=500), "error")
 
+        if isinstance(result, EchoAuthorization):
+            return await self._echo_authorization(request, record, body, result)
         if isinstance(result, str):
             result = Answer(result)
         if not isinstance(result, (Answer, Fault, Raw)):
@@ -910,6 +928,15 @@ class FakeOpenAIServer:
         if fault.kind == "hang":
             await asyncio.sleep(fault.hang_seconds)
         self._drop(request, record, fault.kind)
+
+    async def _echo_authorization(
+        self, request: web.Request, record: dict[str, Any], body: dict[str, Any], echo: EchoAuthorization
+    ) -> web.StreamResponse:
+        text = echo.template.replace("{authorization}", request.headers.get("Authorization", ""))
+        if echo.status == 200:
+            return await self._reply(request, record, self._json_response(self._completion(body, Answer(text))), "answer")
+        error = _error_json(text, "invalid_request_error", "echo_authorization")
+        return await self._reply(request, record, self._json_response(error, status=echo.status), "echo")
 
     def _drop(self, request: web.Request, record: dict[str, Any], outcome: str) -> NoReturn:
         """Close the connection without a response, and end this handler quietly."""
