@@ -1,6 +1,6 @@
 """Deterministic scorers: multiple choice, numbers, LaTeX math, GAIA, short text.
 
-See the README section "Scoring and sandboxed execution" for the rules each scorer applies.
+See docs/scoring.md for the rules each scorer applies.
 """
 
 from __future__ import annotations
