@@ -1,7 +1,7 @@
 """The ``jeval`` command: works on result files and needs no endpoint.
 
 Sub-commands: ``list``, ``summarize``, ``compare``, ``report`` and ``rescore``
-(see the README section on the `jeval` command).
+(see docs/cli.md).
 """
 
 from __future__ import annotations

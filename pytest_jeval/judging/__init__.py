@@ -3,7 +3,7 @@
 A suite entry with ``evaluator = "..."`` and a gold set in ``data_files`` runs the
 evaluator on every gold item (one pytest item each) and reports accuracy,
 confusion matrix, kappa, MAE, calibration (ECE, Brier, reliability), consistency
-across repeats and confidence routing. See the README section "Benchmarking judges".
+across repeats and confidence routing. See docs/judges.md.
 
 Public API:
 

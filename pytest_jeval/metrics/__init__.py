@@ -3,7 +3,7 @@
 Each metric takes plain sequences (lists, tuples, numpy arrays) and returns
 plain Python floats / tuples / dicts. Bad input -- empty, mismatched lengths,
 probabilities outside [0, 1], missing values -- raises ValueError instead of
-producing NaN. See the README section on the metrics library for formulas and conventions.
+producing NaN. See docs/metrics.md for formulas and conventions.
 """
 
 from __future__ import annotations
