@@ -26,7 +26,7 @@ from pytest_jeval.scoring.numeric import score_numeric
 from pytest_jeval.summary import write_summary
 
 HERE = Path(__file__).parent
-QUICKSTART = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "quickstart.jsonl"
+QUICKSTART = Path(__file__).resolve().parents[3] / "pytest_jeval" / "benchmarks" / "data" / "quickstart.jsonl"
 STARTED = 1767225600.0  # 2026-01-01 00:00 UTC
 
 # c correct, w wrong, u unscored, e endpoint error, - absent
