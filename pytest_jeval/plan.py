@@ -281,8 +281,8 @@ def _data_files(path: Path, i: int, entry: BenchmarkEntry) -> list[Path]:
 
 
 def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchmark:
-    from pytest_jeval.judging import bench_judge
-    from pytest_jeval.judging.benchmark import JudgeSetupError, make_judge_benchmark
+    from pytest_jeval.judge_bench import bench_judge
+    from pytest_jeval.judge_bench.benchmark import JudgeSetupError, make_judge_benchmark
 
     if not entry.data_file_list:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: a judge benchmark needs a gold set")

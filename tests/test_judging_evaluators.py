@@ -11,13 +11,13 @@ from typing import Any, Callable, Optional
 import pytest
 
 from pytest_jeval.engines.base import Reply, TokenLogprob
-from pytest_jeval.judging import CaseSpec, GoldItem, JudgeSetupError, evaluator_classes, get_evaluator
-from pytest_jeval.judging.code_evaluators import json_equal, trajectory_similarity
-from pytest_jeval.judging.registry import EvaluatorError, Judgment
-from pytest_jeval.judging.sql import QueryTimeout, build_database, has_top_level_order_by, run_query
-from pytest_jeval.judging.tool_calls import check_call, parse_calls
+from pytest_jeval.judge_bench import CaseSpec, GoldItem, JudgeSetupError, evaluator_classes, get_evaluator
+from pytest_jeval.judge_bench.code_evaluators import json_equal, trajectory_similarity
+from pytest_jeval.judge_bench.registry import EvaluatorError, Judgment
+from pytest_jeval.judge_bench.sql import QueryTimeout, build_database, has_top_level_order_by, run_query
+from pytest_jeval.judge_bench.tool_calls import check_call, parse_calls
 
-DATA = Path(__file__).resolve().parents[1] / "pytest_jeval" / "judging" / "data"
+DATA = Path(__file__).resolve().parents[1] / "pytest_jeval" / "judge_bench" / "data"
 
 
 def judge(name: str, kind: Optional[str] = None, scale: Optional[list[float]] = None,

@@ -13,7 +13,7 @@ from pytest_jeval.cli._table import table
 def load_evaluators() -> Optional[dict[str, Any]]:
     """The evaluator registry (name -> evaluator class), or None when it cannot be imported."""
     try:
-        from pytest_jeval.judging import evaluator_classes
+        from pytest_jeval.judge_bench import evaluator_classes
     except ImportError:
         return None
     return evaluator_classes()
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join("  " + line for line in table(header, rows, right={3})))
     print()
     if evaluators is None:
-        print("evaluators: none (pytest_jeval.judging has no evaluator registry)")
+        print("evaluators: none (pytest_jeval.judge_bench has no evaluator registry)")
         return 0
     print("evaluators:")
     header = ("name", "category", "kind", "scale")

@@ -13,15 +13,15 @@ Public API:
 * :func:`read_verdict`, :class:`LabelSet`, :class:`Verdict` (probabilities from logprobs)
 * :func:`make_judge_benchmark`, :class:`JudgeSetupError`
 * :func:`judge_metrics` (summary block from JSONL records)
-* :mod:`pytest_jeval.judging.gold` (converters from public judge datasets to gold sets)
+* :mod:`pytest_jeval.judge_bench.gold` (converters from public judge datasets to gold sets)
 """
 
 from __future__ import annotations
 
-from pytest_jeval.judging.benchmark import make_judge_benchmark
-from pytest_jeval.judging.cases import CaseSpec
-from pytest_jeval.judging.probability import LOW_MASS_THRESHOLD, LabelSet, Verdict, read_verdict
-from pytest_jeval.judging.registry import (
+from pytest_jeval.judge_bench.benchmark import make_judge_benchmark
+from pytest_jeval.judge_bench.cases import CaseSpec
+from pytest_jeval.judge_bench.probability import LOW_MASS_THRESHOLD, LabelSet, Verdict, read_verdict
+from pytest_jeval.judge_bench.registry import (
     CodeEvaluator,
     Evaluator,
     EvaluatorError,
@@ -33,7 +33,7 @@ from pytest_jeval.judging.registry import (
     get_evaluator,
     register,
 )
-from pytest_jeval.judging.summary import judge_metrics
+from pytest_jeval.judge_bench.summary import judge_metrics
 
 __all__ = [
     "LOW_MASS_THRESHOLD",

@@ -21,8 +21,8 @@ import dataclasses
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
 from pytest_jeval.engines.base import PromptLike, Reply
-from pytest_jeval.judging.cases import CaseSpec
-from pytest_jeval.judging.probability import SOURCE_DETERMINISTIC, SOURCE_UNSCORED
+from pytest_jeval.judge_bench.cases import CaseSpec
+from pytest_jeval.judge_bench.probability import SOURCE_DETERMINISTIC, SOURCE_UNSCORED
 
 Chat = Callable[[PromptLike], Reply]
 """Send one prompt to the judge model (with logprobs requested) and return its reply."""
@@ -175,7 +175,7 @@ def register(cls: type[Evaluator]) -> type[Evaluator]:
 
 
 def _load_builtins() -> None:
-    from pytest_jeval.judging import claims, code_evaluators, llm_evaluators, pairwise, sql, tool_calls  # noqa: F401
+    from pytest_jeval.judge_bench import claims, code_evaluators, llm_evaluators, pairwise, sql, tool_calls  # noqa: F401
 
 
 def get_evaluator(name: str) -> Evaluator:
