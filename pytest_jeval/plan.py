@@ -312,16 +312,24 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
     if entry.module:
         module = _import_module(path, i, entry)
     else:
-        from pytest_jeval.catalog import builtin_index
+        from pytest_jeval.catalog import CatalogError, benchmark_index
 
-        mod_name = builtin_index().get(entry.name)
+        try:
+            index = benchmark_index()
+        except CatalogError as exc:
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].name: {exc}") from None
+        mod_name = index.get(entry.name)
         if mod_name is None:
-            known = ", ".join(sorted(builtin_index()))
+            known = ", ".join(sorted(index))
             raise SuiteError(
                 f"invalid suite {path}:\n  benchmarks[{i}].name: unknown benchmark {entry.name!r}; "
-                f"built-in benchmarks are: {known} (or set module = \"path/to/bench.py\" for your own)"
+                f"known benchmarks are: {known} (or set module = \"path/to/bench.py\" for your own)"
             )
-        module = importlib.import_module(mod_name)
+        try:
+            module = importlib.import_module(mod_name)
+        except Exception as exc:
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} ({mod_name}) failed to "
+                             f"import: {type(exc).__name__}: {exc}") from exc
     try:
         bench = find_benchmark(module)
     except ValueError as exc:

@@ -7,8 +7,11 @@ across repeats and confidence routing. See the README section "Benchmarking judg
 
 Public API:
 
-* :func:`get_evaluator`, :func:`evaluator_names`, :func:`register`, :class:`Evaluator`,
-  :class:`CodeEvaluator`, :class:`GoldItem`, :class:`Judgment`, :class:`EvaluatorError`
+* :func:`get_evaluator`, :func:`evaluator_names`, :func:`register`, :func:`load_evaluators`,
+  :class:`Evaluator`, :class:`CodeEvaluator`, :class:`GoldItem`, :class:`Judgment`,
+  :class:`EvaluatorError`, :class:`EvaluatorLoadError`
+* :mod:`pytest_jeval.judge_bench.evaluators` (the built-in evaluators, one module per family;
+  installed packages add theirs through the ``pytest_jeval.evaluators`` entry-point group)
 * :class:`CaseSpec` (case kinds, tolerance rule)
 * :func:`read_verdict`, :class:`LabelSet`, :class:`Verdict` (probabilities from logprobs)
 * :func:`make_judge_benchmark`, :class:`JudgeSetupError`
@@ -25,12 +28,14 @@ from pytest_jeval.judge_bench.registry import (
     CodeEvaluator,
     Evaluator,
     EvaluatorError,
+    EvaluatorLoadError,
     GoldItem,
     JudgeSetupError,
     Judgment,
     evaluator_classes,
     evaluator_names,
     get_evaluator,
+    load_evaluators,
     register,
 )
 from pytest_jeval.judge_bench.summary import judge_metrics
@@ -41,6 +46,7 @@ __all__ = [
     "CodeEvaluator",
     "Evaluator",
     "EvaluatorError",
+    "EvaluatorLoadError",
     "GoldItem",
     "JudgeSetupError",
     "Judgment",
@@ -50,6 +56,7 @@ __all__ = [
     "evaluator_names",
     "get_evaluator",
     "judge_metrics",
+    "load_evaluators",
     "make_judge_benchmark",
     "read_verdict",
     "register",

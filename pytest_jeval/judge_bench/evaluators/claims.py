@@ -15,8 +15,8 @@ from typing import Any, Optional
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judge_bench.cases import CaseSpec
-from pytest_jeval.judge_bench.code_evaluators import first_text
-from pytest_jeval.judge_bench.llm_evaluators import YES_NO
+from pytest_jeval.judge_bench.evaluators.code import first_text
+from pytest_jeval.judge_bench.evaluators.llm import YES_NO
 from pytest_jeval.judge_bench.probability import (
     SOURCE_LOGPROBS,
     Verdict,

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judge_bench.cases import CaseSpec
-from pytest_jeval.judge_bench.code_evaluators import first_text
+from pytest_jeval.judge_bench.evaluators.code import first_text
 from pytest_jeval.judge_bench.probability import SOURCE_LOGPROBS, LabelSet, Verdict, combine_sources, read_verdict
 from pytest_jeval.judge_bench.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment, register
 

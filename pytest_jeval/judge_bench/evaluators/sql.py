@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pytest_jeval.judge_bench.cases import CaseSpec
-from pytest_jeval.judge_bench.code_evaluators import strip_fence
+from pytest_jeval.judge_bench.evaluators.code import strip_fence
 from pytest_jeval.judge_bench.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
 
 #: Seconds each query may run.

@@ -40,7 +40,7 @@ import re
 from typing import Any, Optional
 
 from pytest_jeval.judge_bench.cases import CaseSpec
-from pytest_jeval.judge_bench.code_evaluators import strip_fence
+from pytest_jeval.judge_bench.evaluators.code import strip_fence
 from pytest_jeval.judge_bench.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
 
 Call = tuple[str, dict[str, Any]]
