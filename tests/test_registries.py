@@ -262,3 +262,11 @@ def test_a_suite_naming_a_broken_evaluator_is_a_usage_error(pytester: pytest.Pyt
     result.stderr.fnmatch_lines(["*benchmarks[[]0[]].evaluator: entry point shouting = 'acme_evals.missing:Shouting'*"])
     assert "Traceback" not in result.stderr.str()
 
+
+
+def test_every_evaluator_has_a_row_in_the_docs() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "judges.md").read_text(encoding="utf-8")
+    section = text.split("\n## The evaluators\n", 1)[1].split("\n## ", 1)[0]
+    documented = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
+    missing = set(evaluator_classes()) - documented
+    assert not missing, f"docs/judges.md 'The evaluators' table lacks: {sorted(missing)}"
