@@ -1,9 +1,12 @@
-"""The catalog of built-in benchmarks (the ``bench_*.py`` modules in ``pytest_jeval.benchmarks``)."""
+"""The benchmark catalog: the built-in ``bench_*.py`` modules of ``pytest_jeval.benchmarks``, found by
+walking the package, and the benchmarks of installed packages, found through the
+``pytest_jeval.benchmarks`` entry-point group (``name = "package.module"``)."""
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.metadata
 import importlib.resources
 from typing import Any
 
@@ -11,20 +14,86 @@ from pytest_jeval.benchmark import Benchmark, find_benchmark
 
 BUILTIN_PACKAGE = "pytest_jeval.benchmarks"
 
+ENTRY_POINT_GROUP = "pytest_jeval.benchmarks"
+"""The entry-point group of installed benchmarks: each names the module that defines one Benchmark."""
 
-@functools.lru_cache(maxsize=1)
-def builtin_index() -> dict[str, str]:
-    """Map each built-in benchmark name to the module that defines it."""
-    pkg = importlib.resources.files(BUILTIN_PACKAGE)
+
+class CatalogError(ValueError):
+    """An installed benchmark (``pytest_jeval.benchmarks`` entry point) that cannot be used."""
+
+
+def package_index(package: str) -> dict[str, str]:
+    """Map each benchmark defined by a ``bench_*.py`` module of ``package`` to its module.
+
+    CatalogError when two modules define benchmarks of the same name.
+    """
+    pkg = importlib.resources.files(package)
     index: dict[str, str] = {}
     for entry in sorted(pkg.iterdir(), key=lambda e: e.name):
         n = entry.name
         if n.startswith("bench_") and n.endswith(".py"):
-            mod_name = f"{BUILTIN_PACKAGE}.{n[:-3]}"
+            mod_name = f"{package}.{n[:-3]}"
             bench = find_benchmark(importlib.import_module(mod_name))
-            if bench is not None:
-                index[bench.name] = mod_name
+            if bench is None:
+                continue
+            if bench.name in index:
+                raise CatalogError(f"{mod_name} and {index[bench.name]} both define a benchmark named {bench.name!r}")
+            index[bench.name] = mod_name
     return index
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_index() -> dict[str, str]:
+    """Map each built-in benchmark name to the module that defines it (found by walking the package)."""
+    return package_index(BUILTIN_PACKAGE)
+
+
+def _label(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    origin = f" of {dist.name} {dist.version}" if dist is not None else ""
+    return f"entry point {ep.name} = {ep.value!r} (group {ENTRY_POINT_GROUP}{origin})"
+
+
+@functools.lru_cache(maxsize=1)
+def installed_index() -> dict[str, str]:
+    """Map each installed benchmark's name (its entry point's name) to its module, without importing it.
+
+    CatalogError for an entry point naming an attribute rather than a module, taking a built-in
+    name, or taking a name another package's entry point holds.
+    """
+    builtins = builtin_index()
+    index: dict[str, str] = {}
+    for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        if ep.attr:
+            raise CatalogError(f"{_label(ep)} must name a module (the one defining the Benchmark), not an attribute")
+        if ep.name in builtins:
+            raise CatalogError(f"{_label(ep)}: {ep.name!r} is the name of a built-in benchmark")
+        if index.get(ep.name, ep.module) != ep.module:
+            raise CatalogError(f"{_label(ep)}: {ep.name!r} is already installed from {index[ep.name]}")
+        index[ep.name] = ep.module
+    return index
+
+
+def benchmark_index() -> dict[str, str]:
+    """Every benchmark a suite can name: the built-ins, then the installed ones (name -> module)."""
+    return {**builtin_index(), **installed_index()}
+
+
+def installed_benchmarks() -> list[Benchmark]:
+    """The definition of every installed benchmark, sorted by name; CatalogError for a broken one."""
+    out = []
+    for name, mod_name in sorted(installed_index().items()):
+        try:
+            module = importlib.import_module(mod_name)
+            bench = find_benchmark(module)
+        except Exception as exc:
+            raise CatalogError(f"installed benchmark {name!r} ({mod_name}) failed to load: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        if bench is None or bench.name != name:
+            found = "no Benchmark" if bench is None else f"the Benchmark {bench.name!r}"
+            raise CatalogError(f"installed benchmark {name!r}: module {mod_name} defines {found}")
+        out.append(bench)
+    return out
 
 
 def builtin_names() -> list[str]:
@@ -42,8 +111,10 @@ def builtin_benchmarks() -> list[Benchmark]:
     return out
 
 
-def catalog_rows() -> list[dict[str, Any]]:
-    """One row per built-in benchmark: name, category, dataset id, sample count, scorer."""
+def catalog_rows(installed: bool = True) -> list[dict[str, Any]]:
+    """One row per benchmark (the built-ins, then with ``installed`` the installed ones):
+    name, category, dataset id, sample count, scorer, description."""
+    benches = builtin_benchmarks() + (installed_benchmarks() if installed else [])
     return [
         {
             "name": b.name,
@@ -53,7 +124,7 @@ def catalog_rows() -> list[dict[str, Any]]:
             "scorer": b.scoring or b.scorer,
             "description": b.description,
         }
-        for b in builtin_benchmarks()
+        for b in benches
     ]
 
 
@@ -68,7 +139,7 @@ def catalog_markdown() -> str:
         return str(value).replace("|", "\\|")
 
     lines = ["| name | category | dataset | samples | scorer |", "|---|---|---|---:|---|"]
-    for r in catalog_rows():
+    for r in catalog_rows(installed=False):
         dataset = f"`{r['dataset']}`" if r["dataset"] != "(bundled)" else "(bundled)"
         samples = f"{r['samples']:,}" if isinstance(r["samples"], int) else "?"
         lines.append(f"| `{cell(r['name'])}` | {cell(r['category'])} | {dataset} | {samples} | {cell(r['scorer'])} |")

@@ -281,8 +281,8 @@ def _data_files(path: Path, i: int, entry: BenchmarkEntry) -> list[Path]:
 
 
 def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchmark:
-    from pytest_jeval.judging import bench_judge
-    from pytest_jeval.judging.benchmark import JudgeSetupError, make_judge_benchmark
+    from pytest_jeval.judge_bench import bench_judge
+    from pytest_jeval.judge_bench.benchmark import JudgeSetupError, make_judge_benchmark
 
     if not entry.data_file_list:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: a judge benchmark needs a gold set")
@@ -312,16 +312,24 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
     if entry.module:
         module = _import_module(path, i, entry)
     else:
-        from pytest_jeval.catalog import builtin_index
+        from pytest_jeval.catalog import CatalogError, benchmark_index
 
-        mod_name = builtin_index().get(entry.name)
+        try:
+            index = benchmark_index()
+        except CatalogError as exc:
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].name: {exc}") from None
+        mod_name = index.get(entry.name)
         if mod_name is None:
-            known = ", ".join(sorted(builtin_index()))
+            known = ", ".join(sorted(index))
             raise SuiteError(
                 f"invalid suite {path}:\n  benchmarks[{i}].name: unknown benchmark {entry.name!r}; "
-                f"built-in benchmarks are: {known} (or set module = \"path/to/bench.py\" for your own)"
+                f"known benchmarks are: {known} (or set module = \"path/to/bench.py\" for your own)"
             )
-        module = importlib.import_module(mod_name)
+        try:
+            module = importlib.import_module(mod_name)
+        except Exception as exc:
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} ({mod_name}) failed to "
+                             f"import: {type(exc).__name__}: {exc}") from exc
     try:
         bench = find_benchmark(module)
     except ValueError as exc:

@@ -148,7 +148,7 @@ def summarize(
     summary["ipw"] = summary_ipw(summary["accuracy"], power)
     summary["ipj"] = summary_ipj(summary["accuracy"], summary["total_energy_joules"])
     if any("case_kind" in r for r in records):
-        from pytest_jeval.judging.summary import judge_metrics
+        from pytest_jeval.judge_bench.summary import judge_metrics
 
         summary.update(judge_metrics(records))
     return summary

@@ -16,7 +16,7 @@ from bench_support import DATA, serve
 from conftest import outcome_ids
 from pytest_jeval.benchmarks import bench_gaia, bench_hle, bench_wildchat
 from pytest_jeval.dataset import load_samples
-from pytest_jeval.scoring.judge_prompts import (
+from pytest_jeval.scoring.llm_judge.prompts import (
     parse_pairwise_verdict,
     parse_simpleqa_grade,
     parse_structured_verdict,

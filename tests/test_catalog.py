@@ -62,7 +62,7 @@ def test_every_builtin_is_described() -> None:
 
 
 def test_jeval_list_prints_every_benchmark_and_evaluator(pytester: pytest.Pytester) -> None:
-    from pytest_jeval.judging import evaluator_names
+    from pytest_jeval.judge_bench import evaluator_names
 
     result = pytester.runpytest("--jeval-list")
     assert result.ret == 0

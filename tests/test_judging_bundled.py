@@ -10,7 +10,7 @@ from test_judging_support import KEY, JudgeScript, run_suite, suite_text
 
 from pytest_jeval.config import load_suite
 from pytest_jeval.dataset import load_samples
-from pytest_jeval.judging import make_judge_benchmark
+from pytest_jeval.judge_bench import make_judge_benchmark
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
@@ -21,7 +21,7 @@ else:  # pragma: no cover
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "configs" / "judges.toml"
-DATA = REPO / "pytest_jeval" / "judging" / "data"
+DATA = REPO / "pytest_jeval" / "judge_bench" / "data"
 
 # benchmark -> (items, judgments the code evaluator gets right)
 EXPECTED = {"judge-exact-match": (12, 9), "judge-numeric": (8, 8), "judge-sql": (12, 10), "judge-tool-calls": (8, 7)}

@@ -25,7 +25,7 @@ from test_judging_support import (
 )
 
 from pytest_jeval import metrics
-from pytest_jeval.judging.summary import AUTO_ACCEPT, ECE_BINS, REVIEW_HIGH, REVIEW_LOW
+from pytest_jeval.judge_bench.summary import AUTO_ACCEPT, ECE_BINS, REVIEW_HIGH, REVIEW_LOW
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 

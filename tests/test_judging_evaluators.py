@@ -11,13 +11,13 @@ from typing import Any, Callable, Optional
 import pytest
 
 from pytest_jeval.engines.base import Reply, TokenLogprob
-from pytest_jeval.judging import CaseSpec, GoldItem, JudgeSetupError, evaluator_classes, get_evaluator
-from pytest_jeval.judging.code_evaluators import json_equal, trajectory_similarity
-from pytest_jeval.judging.registry import EvaluatorError, Judgment
-from pytest_jeval.judging.sql import QueryTimeout, build_database, has_top_level_order_by, run_query
-from pytest_jeval.judging.tool_calls import check_call, parse_calls
+from pytest_jeval.judge_bench import CaseSpec, GoldItem, JudgeSetupError, evaluator_classes, get_evaluator
+from pytest_jeval.judge_bench.evaluators.code import json_equal, trajectory_similarity
+from pytest_jeval.judge_bench.registry import EvaluatorError, Judgment
+from pytest_jeval.judge_bench.evaluators.sql import QueryTimeout, build_database, has_top_level_order_by, run_query
+from pytest_jeval.judge_bench.evaluators.tool_calls import check_call, parse_calls
 
-DATA = Path(__file__).resolve().parents[1] / "pytest_jeval" / "judging" / "data"
+DATA = Path(__file__).resolve().parents[1] / "pytest_jeval" / "judge_bench" / "data"
 
 
 def judge(name: str, kind: Optional[str] = None, scale: Optional[list[float]] = None,
@@ -30,17 +30,23 @@ def judge(name: str, kind: Optional[str] = None, scale: Optional[list[float]] = 
 
 
 # -- registry ------------------------------------------------------------------------------------
+#: The built-in evaluators as of this writing: none may disappear (new ones are welcome; their
+#: properties are checked for every registered evaluator in tests/test_registries.py).
+BUILTIN_MINIMUM = {
+    "exact_match", "classification", "numeric", "json_match", "sql", "tool_call_accuracy", "trajectory",
+    "factuality", "closed_qa", "security", "possible", "translation", "answer_correctness", "faithfulness",
+    "chunk_relevance", "agent_goal", "llm_judge", "pairwise"}
+
+
 def test_registry_declares_kinds_and_scales() -> None:
     classes = evaluator_classes()
-    assert set(classes) == {
-        "exact_match", "classification", "numeric", "json_match", "sql", "tool_call_accuracy", "trajectory",
-        "factuality", "closed_qa", "security", "possible", "translation", "answer_correctness", "faithfulness",
-        "chunk_relevance", "agent_goal", "llm_judge", "pairwise"}
+    assert BUILTIN_MINIMUM <= set(classes), f"missing evaluators: {sorted(BUILTIN_MINIMUM - set(classes))}"
     assert get_evaluator("factuality").spec(None, None) == CaseSpec.choice("ABCDE")
     assert get_evaluator("llm_judge").spec(None, None).scale == (0, 4)
     assert get_evaluator("translation").spec("score", [1, 5]).labels == (1, 2, 3, 4, 5)
     assert get_evaluator("faithfulness").spec(None, None).scale == (0, 1)
-    for name, cls in classes.items():
+    for name in BUILTIN_MINIMUM:
+        cls = classes[name]
         assert cls.description, name
         assert cls.uses_model == (name not in {"exact_match", "classification", "numeric", "json_match", "sql",
                                                "tool_call_accuracy", "trajectory"}), name

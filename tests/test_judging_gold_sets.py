@@ -15,8 +15,8 @@ from typing import Any, Iterator
 import pytest
 from test_judging_support import KEY, JudgeScript, SuiteRun, run_suite, suite_text, verdict_answer
 
-from pytest_jeval.judging import GoldItem, get_evaluator
-from pytest_jeval.judging.gold import (
+from pytest_jeval.judge_bench import GoldItem, get_evaluator
+from pytest_jeval.judge_bench.gold import (
     bfcl_reference_call,
     bfcl_rows,
     halueval_rows,

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from pytest_jeval.engines.base import Reply, TokenLogprob
-from pytest_jeval.judging.cases import CaseSpec, expected_level, probability_correct, round_half_up
-from pytest_jeval.judging.probability import (
+from pytest_jeval.judge_bench.cases import CaseSpec, expected_level, probability_correct, round_half_up
+from pytest_jeval.judge_bench.probability import (
     LOW_MASS_THRESHOLD,
     LabelSet,
     count_distribution,

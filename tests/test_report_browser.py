@@ -323,7 +323,7 @@ def test_no_report_without_results(pytester: pytest.Pytester) -> None:
 
 def test_judge_plots_without_the_judge_metrics_match_them() -> None:
     # the report draws the summary's reliability and confusion data; computed from the records
-    # (when pytest_jeval.judging provides no judge metrics) they must be the same
+    # (when pytest_jeval.judge_bench provides no judge metrics) they must be the same
     with_metrics = load_result(FIXTURES[2])
     without = load_result(FIXTURES[2])
     without.__dict__["summary"] = {k: v for k, v in with_metrics.summary.items()

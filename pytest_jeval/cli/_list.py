@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any, Optional
 
-from pytest_jeval.catalog import catalog_rows
+from pytest_jeval.catalog import CatalogError, catalog_rows
 from pytest_jeval.cli._table import table
 
 
 def load_evaluators() -> Optional[dict[str, Any]]:
-    """The evaluator registry (name -> evaluator class), or None when it cannot be imported."""
+    """The evaluator registry (name -> evaluator class), or None when it cannot be imported.
+
+    A broken installed evaluator (entry point) raises EvaluatorLoadError, reported by :func:`run`.
+    """
     try:
-        from pytest_jeval.judging import evaluator_classes
+        from pytest_jeval.judge_bench import evaluator_classes
     except ImportError:
         return None
     return evaluator_classes()
@@ -55,9 +59,17 @@ def _cell(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print both catalogs (``--json``: as one object)."""
-    benchmarks = catalog_rows()
-    evaluators = evaluator_rows()
+    """Print both catalogs (``--json``: as one object); a broken installed benchmark or evaluator is an error."""
+    from pytest_jeval.judge_bench.registry import EvaluatorLoadError
+
+    try:
+        benchmarks = catalog_rows()
+        evaluators = evaluator_rows()
+    except (CatalogError, EvaluatorLoadError) as exc:
+        from pytest_jeval.cli._read import FAILED
+
+        print(f"jeval: error: {exc}", file=sys.stderr)
+        return FAILED
     if args.json:
         print(json.dumps({"benchmarks": benchmarks, "evaluators": evaluators}, indent=2))
         return 0
@@ -67,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join("  " + line for line in table(header, rows, right={3})))
     print()
     if evaluators is None:
-        print("evaluators: none (pytest_jeval.judging has no evaluator registry)")
+        print("evaluators: none (pytest_jeval.judge_bench has no evaluator registry)")
         return 0
     print("evaluators:")
     header = ("name", "category", "kind", "scale")

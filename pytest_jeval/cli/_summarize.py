@@ -12,7 +12,7 @@ from pytest_jeval.metrics import wilson_interval
 from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.report._data import ResultFile, summary_differences, summary_path
 
-#: Judge-benchmark summary fields shown when present (computed by ``pytest_jeval.judging``).
+#: Judge-benchmark summary fields shown when present (computed by ``pytest_jeval.judge_bench``).
 JUDGE_FIELDS = ("precision", "recall", "f1", "cohen_kappa", "mae", "signed_mean_error", "ece", "brier", "consistency")
 
 

@@ -470,7 +470,7 @@ def judge_view(result: ResultFile) -> Optional[JudgeView]:
     """The reliability and confusion data of a judge run; None for other runs.
 
     Both come from the judge metrics of the recomputed summary (``reliability``,
-    ``confusion_matrix``) when ``pytest_jeval.judging`` provides them; otherwise they
+    ``confusion_matrix``) when ``pytest_jeval.judge_bench`` provides them; otherwise they
     are computed here the same way: calibration of ``probability`` (the judge's
     probability that its judgment is correct) against ``is_correct`` in ``ECE_BINS``
     bins, and gold x predicted counts over the judged records.

@@ -1,10 +1,15 @@
 """Deterministic scorers: multiple choice, numbers, LaTeX math, GAIA, short text.
 
 See docs/scoring.md for the rules each scorer applies.
+A new multiple-choice benchmark needs only what is exported here: :func:`choice_prompt` and
+:func:`option_letters` to ask, :func:`score_choice` (regex only) or :func:`score_choice_sample`
+(regex, then the judge fallback) to score. Scorers that ask a judge model live in
+:mod:`pytest_jeval.scoring.llm_judge`.
 """
 
 from __future__ import annotations
 
+from .choice_prompt import MCQ_PROMPT, choice_prompt, option_letters, score_choice_sample
 from .gaia import gaia_match, score_gaia
 from .math_equiv import final_math_answer, last_boxed, math_equal, normalize_latex, score_math
 from .mcq import extract_choice_letter, score_choice
@@ -12,6 +17,8 @@ from .numeric import extract_final_number, gsm8k_gold, numbers_equal, parse_numb
 from .text import exact_match, normalize_text
 
 __all__ = [
+    "MCQ_PROMPT",
+    "choice_prompt",
     "exact_match",
     "extract_choice_letter",
     "extract_final_number",
@@ -23,8 +30,10 @@ __all__ = [
     "normalize_latex",
     "normalize_text",
     "numbers_equal",
+    "option_letters",
     "parse_number",
     "score_choice",
+    "score_choice_sample",
     "score_gaia",
     "score_math",
     "score_numeric",

@@ -34,7 +34,7 @@ def score_choice_sample(
     sample: Sample, reply_text: str, judge: Optional[ModelClient], template: str = MCQ_PROMPT
 ) -> Score:
     """The final stated letter against ``sample.target``; the judge is asked only when none is found."""
-    from pytest_jeval.scoring.judge_fallback import score_choice_with_fallback
+    from pytest_jeval.scoring.llm_judge.fallback import score_choice_with_fallback
 
     return score_choice_with_fallback(
         reply_text, sample.target, option_letters(sample), question=choice_prompt(sample, template), judge=judge

@@ -186,7 +186,7 @@ def _sample_of(record: dict[str, Any]) -> Sample:
 @register_scorer("mcq", uses_judge=True)
 def record_mcq(record: dict[str, Any], reparse_judge: bool = False) -> Score:
     """The letter the answer states equals the expected letter; the judge fallback where none is found."""
-    from .judge_fallback import score_choice_with_fallback
+    from .llm_judge.fallback import score_choice_with_fallback
 
     answer, gold, valid = _answer(record), _expected(record), valid_letters(record)
     return judged(record, reparse_judge,
@@ -238,7 +238,7 @@ def record_contains(record: dict[str, Any]) -> Score:
 @register_scorer("judge", uses_judge=True)
 def record_judge(record: dict[str, Any], reparse_judge: bool = False) -> Score:
     """The structured judge verdict alone (FRAMES, NaturalReasoning); unscored without a judge."""
-    from .judge_prompts import structured_score
+    from .llm_judge.prompts import structured_score
 
     question, answer, gold = str(record.get("question") or ""), _answer(record), _expected(record)
     return judged(record, reparse_judge, lambda judge: structured_score(

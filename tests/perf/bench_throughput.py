@@ -50,7 +50,7 @@ from typing import Any, Optional
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[2]
 
-#: The prompt of the built-in gsm8k benchmark (benchmarks/bench_gsm8k.py), so the bare loop
+#: The prompt of the built-in gsm8k benchmark (pytest_jeval/benchmarks/bench_gsm8k.py), so the bare loop
 #: sends the very same requests as pytest-jeval.
 GSM8K_PROMPT = (
     "Solve the following math problem step by step. "

@@ -24,9 +24,9 @@ from typing import Any, Optional
 from pytest_jeval.benchmark import Benchmark, LoadContext
 from pytest_jeval.config import BenchmarkEntry
 from pytest_jeval.engines.base import PromptLike
-from pytest_jeval.judging.cases import CaseSpec
-from pytest_jeval.judging.probability import TOP_LOGPROBS
-from pytest_jeval.judging.registry import Evaluator, EvaluatorError, GoldItem, JudgeSetupError, get_evaluator
+from pytest_jeval.judge_bench.cases import CaseSpec
+from pytest_jeval.judge_bench.probability import TOP_LOGPROBS
+from pytest_jeval.judge_bench.registry import Evaluator, EvaluatorError, GoldItem, JudgeSetupError, get_evaluator
 from pytest_jeval.sample import Sample
 
 __all__ = ["JudgeSetupError", "gold_item", "judge_setup", "make_judge_benchmark"]
@@ -110,7 +110,7 @@ def make_judge_benchmark(entry: BenchmarkEntry) -> Benchmark:
 
     Its ``prompt`` is the evaluator's first prompt (None for code evaluators, which
     need no model call), so the plugin prefetches it; its ``scorer`` names the
-    evaluator. The test module is :mod:`pytest_jeval.judging.bench_judge`.
+    evaluator. The test module is :mod:`pytest_jeval.judge_bench.bench_judge`.
     """
     evaluator, spec = judge_setup(entry)
 

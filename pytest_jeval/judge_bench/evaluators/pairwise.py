@@ -23,10 +23,10 @@ import json
 from typing import Any, Optional
 
 from pytest_jeval.engines.base import PromptLike
-from pytest_jeval.judging.cases import CaseSpec
-from pytest_jeval.judging.code_evaluators import first_text
-from pytest_jeval.judging.probability import SOURCE_LOGPROBS, LabelSet, Verdict, combine_sources, read_verdict
-from pytest_jeval.judging.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment, register
+from pytest_jeval.judge_bench.cases import CaseSpec
+from pytest_jeval.judge_bench.evaluators.code import first_text
+from pytest_jeval.judge_bench.probability import SOURCE_LOGPROBS, LabelSet, Verdict, combine_sources, read_verdict
+from pytest_jeval.judge_bench.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment, register
 
 LABELS = ("1", "2", "tie")
 POSITION_LABELS = LabelSet(("A", "B", "tie"), ("A", "B", "tie"))

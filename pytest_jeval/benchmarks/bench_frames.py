@@ -26,7 +26,7 @@ import re
 from typing import Any, Optional
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
-from pytest_jeval.scoring.judge_prompts import structured_score
+from pytest_jeval.scoring.llm_judge.prompts import structured_score
 
 PROMPT = """Please answer the question below. You should:
 

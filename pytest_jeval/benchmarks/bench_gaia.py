@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.gaia import score_gaia
-from pytest_jeval.scoring.judge_prompts import judge_structured
+from pytest_jeval.scoring.llm_judge.prompts import judge_structured
 
 SNAPSHOT_ENV = "JEVAL_GAIA_SNAPSHOT_DIR"
 TEXT_SUFFIXES = {".txt", ".csv", ".tsv", ".json", ".jsonl", ".jsonld", ".md", ".py", ".xml", ".html", ".htm",

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
 from pytest_jeval.engines.base import EndpointError
-from pytest_jeval.scoring.judge_prompts import SIMPLEQA_GRADER_TEMPLATE, parse_simpleqa_grade
+from pytest_jeval.scoring.llm_judge.prompts import SIMPLEQA_GRADER_TEMPLATE, parse_simpleqa_grade
 
 GRADES = ("CORRECT", "INCORRECT", "NOT_ATTEMPTED")
 

@@ -36,7 +36,7 @@ from typing import Any, Optional
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
 from pytest_jeval.engines.base import EndpointError
-from pytest_jeval.scoring.judge_prompts import (
+from pytest_jeval.scoring.llm_judge.prompts import (
     PAIRWISE_SYSTEM_PROMPT,
     PAIRWISE_USER_PROMPT,
     pairwise_outcome,

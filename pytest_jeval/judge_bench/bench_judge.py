@@ -24,10 +24,10 @@ from pytest_jeval._keys import case_key
 from pytest_jeval.client import ModelClient
 from pytest_jeval.config import BenchmarkEntry
 from pytest_jeval.engines.base import EndpointError, PromptLike, Reply
-from pytest_jeval.judging.benchmark import gold_item, judge_setup
-from pytest_jeval.judging.cases import CaseSpec, expected_level, probability_correct
-from pytest_jeval.judging.probability import LOW_MASS_THRESHOLD, TOP_LOGPROBS
-from pytest_jeval.judging.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment
+from pytest_jeval.judge_bench.benchmark import gold_item, judge_setup
+from pytest_jeval.judge_bench.cases import CaseSpec, expected_level, probability_correct
+from pytest_jeval.judge_bench.probability import LOW_MASS_THRESHOLD, TOP_LOGPROBS
+from pytest_jeval.judge_bench.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment
 from pytest_jeval.sample import Sample
 from pytest_jeval.score import Score
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
-from pytest_jeval.scoring.judge_prompts import structured_score
+from pytest_jeval.scoring.llm_judge.prompts import structured_score
 
 PROMPT = (
     "Answer the following question. Reason step by step, then state your final answer on the last "

@@ -5,7 +5,10 @@ and returns a :class:`Judgment`: a decision, choice or level, plus, where it can
 a probability distribution over the allowed labels. Code evaluators compute the
 judgment directly; LLM evaluators ask a model through a :data:`Chat` callable.
 
-Register your own with :func:`register`::
+The built-in evaluators are the modules of :mod:`pytest_jeval.judge_bench.evaluators`
+(every module there is imported, so a new family is one new file); an installed package
+adds its own through the ``pytest_jeval.evaluators`` entry-point group. Register with
+:func:`register`::
 
     @register
     class Shouting(CodeEvaluator):
@@ -18,11 +21,16 @@ Register your own with :func:`register`::
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.metadata
+import pkgutil
+import re
+from types import ModuleType
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
 from pytest_jeval.engines.base import PromptLike, Reply
-from pytest_jeval.judging.cases import CaseSpec
-from pytest_jeval.judging.probability import SOURCE_DETERMINISTIC, SOURCE_UNSCORED
+from pytest_jeval.judge_bench.cases import CASE_KINDS, CaseSpec
+from pytest_jeval.judge_bench.probability import SOURCE_DETERMINISTIC, SOURCE_UNSCORED
 
 Chat = Callable[[PromptLike], Reply]
 """Send one prompt to the judge model (with logprobs requested) and return its reply."""
@@ -38,6 +46,13 @@ class JudgeSetupError(Exception):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
+
+
+class EvaluatorLoadError(JudgeSetupError):
+    """An installed evaluator (``pytest_jeval.evaluators`` entry point) that cannot be loaded."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("evaluator", message)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,24 +178,108 @@ def check_scale(scale: Sequence[float]) -> tuple[int, int]:
     return low, high
 
 
+BUILTIN_PACKAGE = "pytest_jeval.judge_bench.evaluators"
+"""Every module of this package is imported to register the built-in evaluators (one module per family)."""
+
+ENTRY_POINT_GROUP = "pytest_jeval.evaluators"
+"""The entry-point group through which installed packages add evaluators (a module or an Evaluator class)."""
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+
 _REGISTRY: dict[str, type[Evaluator]] = {}
+_loaded = False
+
+
+def check_evaluator(cls: type[Evaluator]) -> None:
+    """ValueError unless ``cls`` is a complete evaluator: a usable name, a description, valid kinds and scale."""
+    if not (isinstance(cls, type) and issubclass(cls, Evaluator)):
+        raise ValueError(f"{cls!r} is not an Evaluator subclass")
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    if not isinstance(cls.name, str) or not _NAME.match(cls.name):
+        raise ValueError(f"{where}: name {cls.name!r} must be letters, digits, '_', '.' or '-'")
+    if not isinstance(cls.description, str) or not cls.description.strip():
+        raise ValueError(f"{where}: evaluator {cls.name!r} has no description")
+    kinds = tuple(cls.kinds)
+    if not kinds or len(set(kinds)) != len(kinds) or not set(kinds) <= set(CASE_KINDS):
+        raise ValueError(f"{where}: kinds {kinds!r} must be distinct values of {', '.join(CASE_KINDS)}")
+    if "choice" in kinds and len(set(cls.choice_labels)) < 2:
+        raise ValueError(f"{where}: a choice evaluator needs at least two distinct choice_labels")
+    if cls.default_scale is not None:
+        try:
+            check_scale(cls.default_scale)
+        except JudgeSetupError as exc:
+            raise ValueError(f"{where}: default_scale: {exc}") from None
 
 
 def register(cls: type[Evaluator]) -> type[Evaluator]:
-    """Class decorator: make an evaluator available by its ``name``."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} has no name")
+    """Class decorator: make an evaluator available by its ``name``.
+
+    ValueError for an incomplete evaluator (see :func:`check_evaluator`) or a name another
+    class already holds; registering the same class again (a re-imported module) replaces it.
+    """
+    check_evaluator(cls)
+    held = _REGISTRY.get(cls.name)
+    if held is not None and (held.__module__, held.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise ValueError(f"evaluator name {cls.name!r} of {cls.__module__}.{cls.__qualname__} is already "
+                         f"taken by {held.__module__}.{held.__qualname__}")
     _REGISTRY[cls.name] = cls
     return cls
 
 
 def _load_builtins() -> None:
-    from pytest_jeval.judging import claims, code_evaluators, llm_evaluators, pairwise, sql, tool_calls  # noqa: F401
+    """Import every module of :data:`BUILTIN_PACKAGE`; their ``@register`` decorators fill the registry."""
+    package = importlib.import_module(BUILTIN_PACKAGE)
+    for info in pkgutil.iter_modules(package.__path__, prefix=f"{BUILTIN_PACKAGE}."):
+        if not info.name.rsplit(".", 1)[-1].startswith("_"):
+            importlib.import_module(info.name)
+
+
+def _entry_point_label(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    origin = f" of {dist.name} {dist.version}" if dist is not None else ""
+    return f"entry point {ep.name} = {ep.value!r} (group {ENTRY_POINT_GROUP}{origin})"
+
+
+def _load_entry_point(ep: importlib.metadata.EntryPoint) -> None:
+    """Load one ``pytest_jeval.evaluators`` entry point: a module that registers, or an Evaluator class."""
+    label = _entry_point_label(ep)
+    try:
+        target = ep.load()
+    except Exception as exc:
+        raise EvaluatorLoadError(f"{label} failed to load: {type(exc).__name__}: {exc}") from exc
+    if isinstance(target, ModuleType):
+        if not any(c.__module__ == target.__name__ or c.__module__.startswith(f"{target.__name__}.")
+                   for c in _REGISTRY.values()):
+            raise EvaluatorLoadError(f"{label}: module {target.__name__} registers no evaluator (use @register)")
+        return
+    if not (isinstance(target, type) and issubclass(target, Evaluator)):
+        raise EvaluatorLoadError(f"{label} names {target!r}, neither a module nor an Evaluator subclass")
+    if target.name != ep.name:
+        raise EvaluatorLoadError(f"{label}: the entry point's name must be the evaluator's name {target.name!r}")
+    try:
+        register(target)
+    except ValueError as exc:
+        raise EvaluatorLoadError(f"{label}: {exc}") from None
+
+
+def load_evaluators() -> None:
+    """Fill the registry once: the built-in modules, then the installed entry points (lazily, on first use).
+
+    EvaluatorLoadError (a JudgeSetupError on key ``evaluator``) names a broken entry point; the
+    registry is then retried on the next call rather than left half-loaded without notice.
+    """
+    global _loaded
+    if _loaded:
+        return
+    _load_builtins()
+    for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        _load_entry_point(ep)
+    _loaded = True
 
 
 def get_evaluator(name: str) -> Evaluator:
     """A fresh evaluator by name; JudgeSetupError(key="evaluator") for an unknown one."""
-    _load_builtins()
+    load_evaluators()
     cls = _REGISTRY.get(name)
     if cls is None:
         known = ", ".join(sorted(_REGISTRY))
@@ -190,11 +289,11 @@ def get_evaluator(name: str) -> Evaluator:
 
 def evaluator_names() -> list[str]:
     """Names of all registered evaluators, sorted."""
-    _load_builtins()
+    load_evaluators()
     return sorted(_REGISTRY)
 
 
 def evaluator_classes() -> dict[str, type[Evaluator]]:
     """All registered evaluator classes by name."""
-    _load_builtins()
+    load_evaluators()
     return dict(sorted(_REGISTRY.items()))

@@ -30,7 +30,7 @@ import string
 from typing import Any, Optional
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
-from pytest_jeval.scoring.judge_prompts import structured_score
+from pytest_jeval.scoring.llm_judge.prompts import structured_score
 from pytest_jeval.scoring.mcq import extract_choice_letter
 from pytest_jeval.scoring.text import exact_match
 
