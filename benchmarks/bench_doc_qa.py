@@ -25,7 +25,7 @@ The model answers ``ANSWER: ...`` and ``CITATIONS: [i], [j]``. Scoring:
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
@@ -61,7 +61,7 @@ CITATIONS: <the numbers of the passages that support the answer, e.g. [2], [4]; 
 _BRACKET = re.compile(r"\[(\d{1,3})\]")
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One question with its document."""
     ids = [int(p["id"]) for p in row["passages"]]
     support = [int(s) for s in row["support"]]

@@ -43,7 +43,7 @@ import json
 import pickle
 import zlib
 from decimal import Decimal, InvalidOperation
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -165,7 +165,7 @@ def encode_private_tests(tests: list[dict[str, str]]) -> str:
     return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(tests)))).decode("ascii")
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One problem. Tests stay encoded until the sample is scored (private tests can be large)."""
     meta = json.loads(row.get("metadata") or "{}")
     if not isinstance(meta, dict):
@@ -219,7 +219,7 @@ def _lines(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.strip().split("\n")]
 
 
-def _decimals(line: str) -> Optional[list[Decimal]]:
+def _decimals(line: str) -> list[Decimal] | None:
     try:
         return [Decimal(tok) for tok in line.split()]
     except (InvalidOperation, ValueError):

@@ -16,7 +16,8 @@ plan's keys (:func:`pytest_jeval.redact.register_plan`) and a plugin that
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Generator, Optional
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -127,7 +128,7 @@ class RedactionPlugin:
         self.keys = keys
         self.factory = _RecordFactory(logging.getLogRecordFactory())
         logging.setLogRecordFactory(self.factory)
-        self._stream: Optional[tuple[Any, Any]] = None
+        self._stream: tuple[Any, Any] | None = None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:

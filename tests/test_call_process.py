@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 # Loaded once here: pytester's in-process runs drop the modules they import.
-import openai  # noqa: F401
+import openai
 import openai.resources.chat  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
+from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 from pydantic import SecretStr
 
-from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.runner.callproc import ProcessCallScheduler

@@ -27,8 +27,8 @@ from typing import Any
 
 import aiohttp
 import pytest
-
 from conftest import REPO, JevalProject
+
 from pytest_jeval.metrics import confusion_matrix, reliability_bins
 from pytest_jeval.report import load_result, write_report
 from pytest_jeval.report._data import judge_view

@@ -30,12 +30,12 @@ class NVMLError(Exception):
         return self._names.get(self.value, "Unknown Error")
 
 
-class NVMLError_NotSupported(NVMLError):  # noqa: N801, N818 - pynvml's spelling
+class NVMLError_NotSupported(NVMLError):
     def __init__(self) -> None:
         super().__init__(3)
 
 
-class NVMLError_GpuIsLost(NVMLError):  # noqa: N801, N818
+class NVMLError_GpuIsLost(NVMLError):
     def __init__(self) -> None:
         super().__init__(15)
 
@@ -80,45 +80,45 @@ class FakeNvml(types.ModuleType):
             raise NVMLError_GpuIsLost()
         return gpu
 
-    def nvmlInit(self) -> None:  # noqa: N802 - pynvml names
+    def nvmlInit(self) -> None:
         if self.init_error is not None:
             raise NVMLError(self.init_error)
         self.inits += 1
 
-    def nvmlShutdown(self) -> None:  # noqa: N802
+    def nvmlShutdown(self) -> None:
         self.shutdowns += 1
 
-    def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+    def nvmlDeviceGetCount(self) -> int:
         return len(self.gpus)
 
-    def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeGpu:  # noqa: N802
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeGpu:
         return self.gpus[index]
 
-    def nvmlDeviceGetHandleByUUID(self, uuid: str) -> FakeGpu:  # noqa: N802
+    def nvmlDeviceGetHandleByUUID(self, uuid: str) -> FakeGpu:
         for gpu in self.gpus:
             if gpu.uuid.lower() == uuid.lower():
                 return gpu
         raise NVMLError(6)
 
-    def nvmlDeviceGetUUID(self, gpu: FakeGpu) -> bytes:  # noqa: N802
+    def nvmlDeviceGetUUID(self, gpu: FakeGpu) -> bytes:
         return gpu.uuid.encode()  # old pynvml versions return bytes
 
-    def nvmlDeviceGetName(self, gpu: FakeGpu) -> str:  # noqa: N802
+    def nvmlDeviceGetName(self, gpu: FakeGpu) -> str:
         return gpu.name
 
-    def nvmlDeviceGetTotalEnergyConsumption(self, gpu: FakeGpu) -> int:  # noqa: N802
+    def nvmlDeviceGetTotalEnergyConsumption(self, gpu: FakeGpu) -> int:
         self._check(gpu)
         if gpu.energy_j is None:
             raise NVMLError_NotSupported()
         return round(gpu.energy_j(self.now) * 1000)
 
-    def nvmlDeviceGetPowerUsage(self, gpu: FakeGpu) -> int:  # noqa: N802
+    def nvmlDeviceGetPowerUsage(self, gpu: FakeGpu) -> int:
         return round(self._check(gpu).power_w(self.now) * 1000)
 
-    def nvmlDeviceGetUtilizationRates(self, gpu: FakeGpu) -> Any:  # noqa: N802
+    def nvmlDeviceGetUtilizationRates(self, gpu: FakeGpu) -> Any:
         return types.SimpleNamespace(gpu=self._check(gpu).util(self.now), memory=0)
 
-    def nvmlDeviceGetMemoryInfo(self, gpu: FakeGpu) -> Any:  # noqa: N802
+    def nvmlDeviceGetMemoryInfo(self, gpu: FakeGpu) -> Any:
         self._check(gpu)
         return types.SimpleNamespace(used=1 << 30, total=1 << 34, free=(1 << 34) - (1 << 30))
 

@@ -11,24 +11,25 @@ from __future__ import annotations
 import argparse
 import json
 import string
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.cli._table import fmt, fmt_ci, fmt_signed, table, tokens
 from pytest_jeval.metrics import bootstrap_interval, mcnemar
-from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.report._data import ResultFile, recompute_summary
 
 
-def _correct(record: dict[str, Any]) -> Optional[float]:
+def _correct(record: dict[str, Any]) -> float | None:
     if record.get("error") is not None:
         return None
     return 1.0 if record.get("is_correct") is True else 0.0
 
 
-def _field(name: str) -> Callable[[dict[str, Any]], Optional[float]]:
-    def value(record: dict[str, Any]) -> Optional[float]:
+def _field(name: str) -> Callable[[dict[str, Any]], float | None]:
+    def value(record: dict[str, Any]) -> float | None:
         v = record.get(name)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
@@ -37,7 +38,7 @@ def _field(name: str) -> Callable[[dict[str, Any]], Optional[float]]:
 
 #: Metrics whose paired difference is bootstrapped: (name, per-record value). Accuracy
 #: counts unscored answers as wrong and leaves errored records out, like the summary.
-PAIRED_METRICS: tuple[tuple[str, Callable[[dict[str, Any]], Optional[float]]], ...] = (
+PAIRED_METRICS: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] = (
     ("accuracy", _correct),
     ("mean_score", _field("score")),
     ("mean_latency_seconds", _field("latency_seconds")),

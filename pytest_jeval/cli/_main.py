@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from pytest_jeval import __version__
 from pytest_jeval.cli import _compare, _list, _report, _rescore, _summarize
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(name: str, module: object, help: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
-        p.set_defaults(run=getattr(module, "run"))
+        p.set_defaults(run=module.run)
         return p
 
     p = command("list", _list, "list the built-in benchmarks and the registered evaluators")
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run ``jeval`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -9,8 +9,9 @@ lines or a stored summary were skipped, :data:`FAILED` (2) for an input that can
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence, TextIO
+from typing import TextIO
 
 from pytest_jeval.report._data import ResultFile, load_result
 
@@ -26,7 +27,7 @@ def load_inputs(paths: Sequence[Path | str]) -> list[ResultFile]:
     return [load_result(p) for p in paths]
 
 
-def report_problems(files: Sequence[ResultFile], *, stream: Optional[TextIO] = None) -> int:
+def report_problems(files: Sequence[ResultFile], *, stream: TextIO | None = None) -> int:
     """Print each file's skipped lines on stderr; :data:`SKIPPED` if there were any, else :data:`OK`."""
     out = stream if stream is not None else sys.stderr
     status = OK

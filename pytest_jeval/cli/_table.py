@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
-def fmt(value: Optional[float], spec: str = ".3f") -> str:
+def fmt(value: float | None, spec: str = ".3f") -> str:
     """``value`` formatted, ``-`` for a missing one."""
     return "-" if value is None else format(value, spec)
 
 
-def fmt_ci(ci: Optional[Sequence[float]], spec: str = ".3f") -> str:
+def fmt_ci(ci: Sequence[float] | None, spec: str = ".3f") -> str:
     """``[low, high]``, ``-`` for a missing interval."""
     return "-" if not ci else f"[{ci[0]:{spec}}, {ci[1]:{spec}}]"
 
 
-def fmt_signed(value: Optional[float], spec: str = ".3f") -> str:
+def fmt_signed(value: float | None, spec: str = ".3f") -> str:
     """``+0.125`` / ``-0.125``, ``-`` for a missing value."""
     return "-" if value is None else format(value, "+" + spec)
 

@@ -17,8 +17,9 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional
+from typing import Any
 
 
 class LocalModel:
@@ -29,13 +30,13 @@ class LocalModel:
     for every prompt token makes generation several times slower).
     """
 
-    def __init__(self, path: str, *, n_ctx: int = 2048, n_threads: Optional[int] = None, name: str = "local") -> None:
+    def __init__(self, path: str, *, n_ctx: int = 2048, n_threads: int | None = None, name: str = "local") -> None:
         self.name = name
         self.path = path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.llm = self._load(logits_all=False)
-        self._with_logits: Optional[Any] = None
+        self._with_logits: Any | None = None
         self.lock = threading.Lock()
 
     def _load(self, *, logits_all: bool) -> Any:
@@ -76,7 +77,7 @@ class LocalModel:
         result["model"] = body.get("model") or self.name
         return result
 
-    def stream(self, body: dict[str, Any], emit: Callable[[Optional[dict[str, Any]]], None]) -> None:
+    def stream(self, body: dict[str, Any], emit: Callable[[dict[str, Any] | None], None]) -> None:
         """Generate token by token, calling ``emit`` per chunk and ``emit(None)`` at the end.
 
         The last chunk carries ``usage``: completion tokens are the content
@@ -142,7 +143,7 @@ def make_app(model: LocalModel) -> Any:
                 )
             return web.json_response(result, dumps=_dumps)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        queue: asyncio.Queue[Optional[dict[str, Any]]] = asyncio.Queue()
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         producer = loop.run_in_executor(executor, model.stream, body, lambda c: loop.call_soon_threadsafe(queue.put_nowait, c))
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -178,7 +179,7 @@ async def _serve(model: LocalModel, host: str, port: int) -> None:
         await runner.cleanup()
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="path of a GGUF file")

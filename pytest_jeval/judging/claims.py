@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judging.cases import CaseSpec
@@ -38,8 +38,8 @@ def level_judgment(spec: CaseSpec, verdicts: list[Verdict], raw: str, details: d
     yes = sum(1 for v in verdicts if v.value is True)
     level = spec.level_from_fraction(yes / n)
     source = combine_sources(verdicts)
-    distribution: Optional[dict[Any, float]] = None
-    mass: Optional[float] = None
+    distribution: dict[Any, float] | None = None
+    mass: float | None = None
     if source == SOURCE_LOGPROBS:
         p_yes = [v.distribution[True] for v in verdicts if v.distribution is not None]
         distribution = {lv: 0.0 for lv in spec.labels}
@@ -62,7 +62,7 @@ class Faithfulness(Evaluator):
     default_scale = (0, 1)
     required_columns = ("output", "context")
 
-    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> PromptLike | None:
         """The claim-extraction-and-check prompt."""
         return (
             "Split the OUTPUT into its individual factual claims and check each claim against the CONTEXT.\n"
@@ -114,7 +114,7 @@ class ChunkRelevance(Evaluator):
     default_scale = (0, 1)
     required_columns = ("context",)
 
-    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> PromptLike | None:
         """The per-chunk prompt; None (no call) when there are no chunks."""
         chunks = chunks_of(item.context)
         if not chunks:

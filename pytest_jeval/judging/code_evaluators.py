@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pytest_jeval.judging.cases import CaseSpec
 from pytest_jeval.judging.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
@@ -188,7 +189,7 @@ class Trajectory(CodeEvaluator):
                             predicted_steps=predicted, expected_steps=expected)
 
 
-def first_text(value: Optional[Any]) -> str:
+def first_text(value: Any | None) -> str:
     """A cell as text (JSON for structured values)."""
     if value is None:
         return ""

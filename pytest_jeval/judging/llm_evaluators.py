@@ -8,7 +8,7 @@ the raw text.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judging.cases import CaseSpec
@@ -31,7 +31,7 @@ def language_name(code_or_name: Any) -> str:
     return LANGUAGE_NAMES.get(text.lower(), text)
 
 
-def labels_for(spec: CaseSpec, choice: Optional[LabelSet] = None) -> LabelSet:
+def labels_for(spec: CaseSpec, choice: LabelSet | None = None) -> LabelSet:
     """The reply labels of a case: Yes/No, the choice letters, or the scale's level digits."""
     if spec.kind == "boolean":
         return YES_NO
@@ -66,13 +66,13 @@ class SingleVerdict(Evaluator):
     """An LLM evaluator whose one prompt ends in one verdict."""
 
     uses_model = True
-    choice: Optional[LabelSet] = None
+    choice: LabelSet | None = None
 
     def prompt(self, item: GoldItem, spec: CaseSpec) -> str:
         """The judge prompt for one item."""
         raise NotImplementedError
 
-    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> PromptLike | None:
         """The only prompt: the plugin prefetches it."""
         return self.prompt(item, spec)
 

@@ -23,7 +23,7 @@ import sqlite3
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.judging.cases import CaseSpec
 from pytest_jeval.judging.code_evaluators import strip_fence
@@ -40,7 +40,7 @@ class QueryTimeout(Exception):
     """A query ran past its time limit."""
 
 
-def build_database(script: Path, cache_dir: Optional[Path] = None) -> Path:
+def build_database(script: Path, cache_dir: Path | None = None) -> Path:
     """The SQLite database built from a ``.sql`` script (once per script content; atomic)."""
     text = script.read_text(encoding="utf-8")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
@@ -65,7 +65,7 @@ def build_database(script: Path, cache_dir: Optional[Path] = None) -> Path:
     return target
 
 
-def resolve_database(value: str, data_dir: Optional[str]) -> Path:
+def resolve_database(value: str, data_dir: str | None) -> Path:
     """An item's database path (relative to the gold file), built first when it is a ``.sql`` script."""
     path = Path(value).expanduser()
     if not path.is_absolute() and data_dir:
@@ -132,7 +132,7 @@ class SqlEquivalence(CodeEvaluator):
                    "database, read-only, time-limited; order matters only when expected has ORDER BY)?")
     required_columns = ("output", "expected")
 
-    def __init__(self, default_database: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, default_database: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.default_database = default_database
         """Database used when an item has no ``database`` column."""
         self.timeout = timeout

@@ -22,7 +22,7 @@ How records enter each metric:
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.metrics import (
     brier_score,
@@ -65,11 +65,11 @@ def routing(base: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _first_kind(records: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
+def _first_kind(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((r for r in records if r.get("case_kind") is not None), None)
 
 
-def _consistency(base: list[dict[str, Any]]) -> tuple[Optional[float], int]:
+def _consistency(base: list[dict[str, Any]]) -> tuple[float | None, int]:
     rows = [r["repeat_predictions"] for r in base
             if isinstance(r.get("repeat_predictions"), list) and len(r["repeat_predictions"]) >= 2
             and all(p is not None for p in r["repeat_predictions"])]

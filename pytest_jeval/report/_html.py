@@ -9,8 +9,9 @@ from __future__ import annotations
 import datetime
 import math
 import statistics
+from collections.abc import Sequence
 from html import escape
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from pytest_jeval import __version__
 from pytest_jeval.metrics import wilson_interval
@@ -91,7 +92,7 @@ def _e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-def _f(value: Optional[float], spec: str = ".3f") -> str:
+def _f(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
@@ -103,8 +104,8 @@ def _text(value: Any) -> str:
 class Page:
     """The report of a list of runs."""
 
-    def __init__(self, files: Sequence[ResultFile], *, title: Optional[str] = None,
-                 aggregate: Optional[dict[str, Any]] = None, worst: int = 200) -> None:
+    def __init__(self, files: Sequence[ResultFile], *, title: str | None = None,
+                 aggregate: dict[str, Any] | None = None, worst: int = 200) -> None:
         self.files = list(files)
         self.labels = run_labels(self.files)
         self.colors = [_svg.color(i) for i in range(len(self.files))]

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from html import escape
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def _x_axis(x0: float, y: float, width: float, lo: float, hi: float, title: str)
     return out
 
 
-def ci_strip(value: Optional[float], low: Optional[float], high: Optional[float], *, width: float = 140,
+def ci_strip(value: float | None, low: float | None, high: float | None, *, width: float = 140,
              height: float = 16, fill: str = PALETTE[0]) -> str:
     """A confidence interval drawn on a [0, 1] strip with the estimate as a dot."""
     body = [f'<line class="axis" x1="0" y1="{num(height / 2)}" x2="{num(width)}" y2="{num(height / 2)}"/>']
@@ -100,9 +101,9 @@ class Bar:
     """One bar of a grouped bar chart."""
 
     series: str
-    value: Optional[float]
-    low: Optional[float] = None
-    high: Optional[float] = None
+    value: float | None
+    low: float | None = None
+    high: float | None = None
     fill: str = PALETTE[0]
     note: str = ""
 

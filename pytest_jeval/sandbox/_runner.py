@@ -99,7 +99,7 @@ def run_python(
     return ExecResult(status, returncode, stdout, stderr, duration, list(plan.tags))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _trusted_source(name: str) -> str:
     """``_values`` followed by the module ``name``: a self-contained program for ``python -c``."""
     here = pathlib.Path(__file__).resolve().parent

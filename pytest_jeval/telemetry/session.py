@@ -13,7 +13,8 @@ the rest is the idle share.
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pytest_jeval.telemetry.attribution import AttributionResult, EnergyLedger
 from pytest_jeval.telemetry.efficiency import ipj, ipw
@@ -23,9 +24,9 @@ from pytest_jeval.telemetry.nvml import GpuSampler
 class RunTelemetry:
     """Owns the sampler; turns call windows into per-record energy."""
 
-    def __init__(self, devices: Optional[Sequence[int]] = None, interval: float = 0.05) -> None:
+    def __init__(self, devices: Sequence[int] | None = None, interval: float = 0.05) -> None:
         self.sampler = GpuSampler(devices, interval, clock=time.monotonic)
-        self.result: Optional[AttributionResult] = None
+        self.result: AttributionResult | None = None
 
     def start(self) -> bool:
         """Start sampling; False (with :meth:`notice` saying why) when no GPU can be measured."""
@@ -35,7 +36,7 @@ class RunTelemetry:
         """Stop sampling (idempotent)."""
         self.sampler.stop()
 
-    def notice(self) -> Optional[str]:
+    def notice(self) -> str | None:
         """One line for the terminal when telemetry is off or incomplete."""
         return self.sampler.notice()
 

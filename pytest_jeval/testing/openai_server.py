@@ -81,9 +81,9 @@ __all__ = [
     "FAULT_KINDS",
     "Answer",
     "EchoAuthorization",
+    "FakeOpenAIServer",
     "Fault",
     "FaultInjector",
-    "FakeOpenAIServer",
     "Raw",
     "Responder",
     "ResponderResult",
@@ -191,7 +191,7 @@ class EchoAuthorization:
 ResponderResult = Union[str, Answer, Fault, Raw, EchoAuthorization]
 """What a responder returns: plain content, an :class:`Answer`, a :class:`Fault`, a :class:`Raw` or an :class:`EchoAuthorization`."""
 
-Responder = Callable[[dict[str, Any], int], Union[ResponderResult, Awaitable[ResponderResult]]]
+Responder = Callable[[dict[str, Any], int], ResponderResult | Awaitable[ResponderResult]]
 """``responder(request_body, attempt)``; see the module docstring."""
 
 

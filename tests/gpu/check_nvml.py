@@ -42,8 +42,8 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pytest_jeval.telemetry.attribution import EnergyLedger  # noqa: E402
-from pytest_jeval.telemetry.nvml import GpuSampler, Interval  # noqa: E402
+from pytest_jeval.telemetry.attribution import EnergyLedger
+from pytest_jeval.telemetry.nvml import GpuSampler, Interval
 
 IDLE_BEFORE_S = 1.5
 IDLE_AFTER_S = 2.5

@@ -15,8 +15,9 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pytest_jeval.records import EXTRA_FIELDS, RECORD_FIELDS
 from pytest_jeval.results.jsonl import JsonlAppender
