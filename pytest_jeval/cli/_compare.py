@@ -73,7 +73,8 @@ def _paired(first: list[dict[str, Any]], other: list[dict[str, Any]], *, n_resam
     answered = [(x, y) for x, y in zip(first, other) if x.get("error") is None and y.get("error") is None]
     out: dict[str, Any] = {"pairs": len(answered), "mcnemar": None, "differences": {}}
     if answered:
-        test = mcnemar([_correct(x) for x, _ in answered], [_correct(y) for _, y in answered])
+        # answered pairs carry no error, so correctness is the is_correct flag
+        test = mcnemar([x.get("is_correct") is True for x, _ in answered], [y.get("is_correct") is True for _, y in answered])
         out["mcnemar"] = {"b": test.b, "c": test.c, "statistic": test.statistic, "p_value": test.p_value,
                           "method": test.method}
     scores = [v for r in first + other if (v := _field("score")(r)) is not None]
@@ -123,8 +124,8 @@ def compare(files: list[ResultFile], *, n_resamples: int = 2000, seed: int = 0,
     }
     if len({f.benchmark for f in files}) > 1:
         result["warning"] = "the files come from different benchmarks"
-    for label, records in zip(labels[1:], shared_records[1:]):
-        paired = _paired(shared_records[0], records, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    for label, other in zip(labels[1:], shared_records[1:]):
+        paired = _paired(shared_records[0], other, n_resamples=n_resamples, seed=seed, confidence=confidence)
         result["paired"].append({"first": labels[0], "other": label, **paired})
     subjects = sorted({name for s in summaries for name in (s.get("per_subject") or {})})
     for name in subjects:

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from types import ModuleType
 
 from pytest_jeval import __version__
 from pytest_jeval.cli import _compare, _list, _report, _rescore, _summarize
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pytest-jeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, module: object, help: str) -> argparse.ArgumentParser:
+    def command(name: str, module: ModuleType, help: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
         p.set_defaults(run=module.run)
         return p

@@ -92,7 +92,7 @@ class LocalModel:
                 generated = 0
                 last: dict[str, Any] = {}
                 for chunk in self.llm.create_chat_completion(stream=True, **kwargs):
-                    chunk = dict(chunk)  # type: ignore[arg-type]
+                    chunk = dict(chunk)
                     chunk["model"] = body.get("model") or self.name
                     if chunk["choices"] and chunk["choices"][0].get("delta", {}).get("content"):
                         generated += 1
@@ -144,7 +144,11 @@ def make_app(model: LocalModel) -> Any:
             return web.json_response(result, dumps=_dumps)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        producer = loop.run_in_executor(executor, model.stream, body, lambda c: loop.call_soon_threadsafe(queue.put_nowait, c))
+
+        def emit(chunk: dict[str, Any] | None) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, chunk)
+
+        producer = loop.run_in_executor(executor, model.stream, body, emit)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
         while (chunk := await queue.get()) is not None:
@@ -170,8 +174,8 @@ async def _serve(model: LocalModel, host: str, port: int) -> None:
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
-    sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
-    bound = sockets[0].getsockname()[1] if sockets else port
+    addresses = runner.addresses
+    bound = addresses[0][1] if addresses else port
     print(f"READY http://{host}:{bound}/v1", flush=True)
     try:
         await asyncio.Event().wait()

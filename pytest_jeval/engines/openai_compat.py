@@ -299,8 +299,8 @@ async def chat(client: AsyncOpenAI, endpoint: Endpoint, request: ChatRequest) ->
         # but without chat.completions.create's parameter transform and pydantic parse of
         # the reply: the same body goes out, and reading the JSON here costs about a
         # millisecond less CPU per call, which is the bottleneck at high concurrency.
-        raw = await client.post("/chat/completions", body=request.params(), cast_to=object,
-                                options=_RAW_RESPONSE)  # type: ignore[arg-type]
+        raw = await client.post("/chat/completions", body=request.params(), cast_to=object,  # type: ignore[call-overload]
+                                options=_RAW_RESPONSE)
     except (openai.OpenAIError, http.HTTPError) as exc:
         retries = endpoint.max_retries if _retryable(exc) else 0
         suffix = f" (after {retries} retries)" if retries else ""

@@ -220,8 +220,7 @@ class Page:
 
     # -- judges ----------------------------------------------------------------------------
     def judge_section(self) -> str:
-        views = [(i, judge_view(f)) for i, f in enumerate(self.files)]
-        views = [(i, v) for i, v in views if v is not None]
+        views = [(i, v) for i, f in enumerate(self.files) if (v := judge_view(f)) is not None]
         if not views:
             return ""
         out = ['<section id="judges"><h2>Judges</h2>']

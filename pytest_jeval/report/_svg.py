@@ -193,7 +193,7 @@ def reliability_diagram(bins: Sequence[dict[str, Any]], *, title: str = "stated 
         parts.append(f'<text class="bin-count" x="{num(x0 + w / 2)}" y="{num(max(label_y, top - 3))}" '
                      f'text-anchor="middle">{count}</text>')
         tip = (f"({float(b['lower']):.2f}, {float(b['upper']):.2f}]: n={count}"
-               + ("" if not count else f", observed {float(rate):.3f}, mean probability {float(conf):.3f}"))
+               + ("" if not count or rate is None or conf is None else f", observed {float(rate):.3f}, mean probability {float(conf):.3f}"))
         parts.append(f"<title>{_e(tip)}</title></g>")
         body.append("".join(parts))
     body.append(f'<line class="diagonal" x1="{num(left)}" y1="{num(top + size)}" x2="{num(left + size)}" '

@@ -50,7 +50,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     aggregate = aggregate_path(plan.output_dir) if plan is not None else None
     fresh = aggregate is not None and aggregate.is_file() and aggregate.stat().st_mtime >= config.stash[started_key]
     # an older summary.json is a previous run's: this run wrote no results
-    config.stash[written_key] = write_report([aggregate], target) if fresh else None
+    config.stash[written_key] = write_report([aggregate], target) if fresh and aggregate is not None else None
 
 
 @pytest.hookimpl(trylast=True)

@@ -289,7 +289,7 @@ def _chain(source: concurrent.futures.Future[Reply], target: concurrent.futures.
         if done.cancelled():
             target.cancel()
         elif done.exception() is not None:
-            target.set_exception(done.exception())  # type: ignore[arg-type]
+            target.set_exception(done.exception())
         else:
             target.set_result(done.result())
 

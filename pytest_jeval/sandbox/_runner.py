@@ -274,7 +274,8 @@ class _StdinFile:
     """Context manager: stdin content in an unlinked temporary file (or /dev/null)."""
 
     def __init__(self, text: str | None) -> None:
-        self.text, self.file = text, None
+        self.text = text
+        self.file: IO[bytes] | None = None
 
     def __enter__(self) -> IO[bytes] | int:
         if self.text is None:

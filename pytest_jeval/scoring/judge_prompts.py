@@ -267,7 +267,7 @@ def parse_simpleqa_grade(text: str) -> str | None:
     stated = _GRADE_STATEMENT.findall(text or "")
     if stated:
         return SIMPLEQA_GRADES[stated[-1]]
-    words = {w.replace(" ", "_") for w in _GRADE_WORD.findall(text or "")}
+    words: set[str] = {w.replace(" ", "_") for w in _GRADE_WORD.findall(text or "")}
     if len(words) == 1:
         return words.pop()
     lines = [line for line in (text or "").splitlines() if line.strip()]
