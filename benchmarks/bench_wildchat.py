@@ -82,7 +82,7 @@ def score_pairwise(judge: ModelClient, question: str, model_answer: str, referen
     verdicts: list[str | None] = []
     raw: list[str] = []
     meta: dict[str, Any] = {"judge_model": judge.name}
-    for order, model_is in ORDERS:
+    for _order, model_is in ORDERS:
         a, b = (model_answer, reference) if model_is == "A" else (reference, model_answer)
         try:
             reply = judge.chat(judge_messages(question, a, b))

@@ -31,7 +31,7 @@ OPENAI_COMPATIBLE_ENGINES: dict[str, str | None] = {
     "ollama": "http://localhost:11434/v1",
     "llamacpp": "http://localhost:8080/v1",
 }
-ENGINES = tuple(OPENAI_COMPATIBLE_ENGINES) + ("local",)
+ENGINES = (*tuple(OPENAI_COMPATIBLE_ENGINES), "local")
 
 
 class SuiteError(Exception):

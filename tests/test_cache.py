@@ -85,7 +85,7 @@ def project(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("executor", ["thread", "process"])
 def test_rerun_of_unchanged_suite_sends_nothing(project: CacheProject, executor: str) -> None:
     suite = project.suite(run=f'call_executor = "{executor}"')
-    first, sent = project.run(suite=suite)
+    _first, sent = project.run(suite=suite)
     assert sent == N
     live = project.records()
     assert len(project.entries()) == N

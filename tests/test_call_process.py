@@ -117,7 +117,6 @@ def test_xdist_workers_each_run_a_call_process(project: Project) -> None:
     with FakeOpenAIServer(script, api_key=SECRET, latency=0.3) as server:
         serial = project.pytester.runpytest("--jeval-config", str(project.suite(server, "serial", "thread", 4)))
         serial.assert_outcomes(passed=28, failed=2)
-        before = server.request_count
         server.reset_stats()
         result = project.pytester.runpytest(
             "--jeval-config", str(project.suite(server, "xdist", "process", 4)), "-n", "2")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
 import time
 import types
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,7 +21,7 @@ from pytest_jeval.telemetry.nvml import GpuSampler
 class NVMLError(Exception):
     """Mimics pynvml.NVMLError: carries an error code, prints its name."""
 
-    _names = {3: "Not Supported", 15: "GPU is lost", 12: "NVML Shared Library Not Found"}
+    _names: ClassVar[dict[int, str]] = {3: "Not Supported", 15: "GPU is lost", 12: "NVML Shared Library Not Found"}
 
     def __init__(self, value: int = 999) -> None:
         super().__init__(value)
@@ -167,7 +168,7 @@ def drive(sampler: GpuSampler, fake: FakeNvml, times: Iterable[float]) -> None:
 
 
 def grid(end: float, step: float = 0.05) -> list[float]:
-    return [round(k * step, 10) for k in range(1, int(round(end / step)) + 1)]
+    return [round(k * step, 10) for k in range(1, round(end / step) + 1)]
 
 
 # -- energy --------------------------------------------------------------
@@ -316,7 +317,7 @@ def test_background_thread_polls_and_survives_a_lost_gpu(
     sampler.stop()
     series = sampler.samples(0)
     assert len(series) >= 10
-    gaps = [b.t - a.t for a, b in zip(series, series[1:], strict=False)]
+    gaps = [b.t - a.t for a, b in itertools.pairwise(series)]
     assert min(gaps) > 0 and sorted(gaps)[len(gaps) // 2] < 0.05
     assert sampler.measured_devices[1].failed_at is not None
     assert fake.shutdowns == 1

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import pytest_jeval
 from conftest import REPO
 from test_user_benchmark import readme_example
+
+import pytest_jeval
 
 MISUSE = '''\
 from pytest_jeval import Sample, Score, ScoreSink

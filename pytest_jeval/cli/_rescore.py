@@ -132,7 +132,7 @@ def load_samples_for(benchmark: str | None, data: list[str], split: str | None) 
     try:
         samples, _ = load_samples(bench, files=files, split=split)
     except DatasetLoadError as exc:
-        raise ResultFileError(f"cannot load the samples of {benchmark!r} ({exc}); give the run's data with --data")
+        raise ResultFileError(f"cannot load the samples of {benchmark!r} ({exc}); give the run's data with --data") from exc
     return {s.id: s for s in samples}
 
 

@@ -31,7 +31,7 @@ TOLERANT_SPAN = 4
 
 def round_half_up(x: float) -> int:
     """Round to the nearest integer, halves up (0.5 -> 1, 2.5 -> 3), unlike Python's banker's rounding."""
-    return int(math.floor(x + 0.5))
+    return math.floor(x + 0.5)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,7 @@ the raw text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judging.cases import CaseSpec
@@ -93,7 +93,7 @@ class Factuality(SingleVerdict):
     kinds = ("choice",)
     choice_labels = ("A", "B", "C", "D", "E")
     choice = LabelSet(choice_labels, choice_labels)
-    gold_aliases = {"subset": "A", "superset": "B", "equivalent": "C", "disagreement": "D", "stylistic": "E"}
+    gold_aliases: ClassVar[dict[str, str]] = {"subset": "A", "superset": "B", "equivalent": "C", "disagreement": "D", "stylistic": "E"}
     required_columns = ("output", "expected")
 
     def prompt(self, item: GoldItem, spec: CaseSpec) -> str:

@@ -20,7 +20,7 @@ layout) or from ``output`` given as a list of two strings.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judging.cases import CaseSpec
@@ -74,7 +74,7 @@ class Pairwise(Evaluator):
     uses_model = True
     kinds = ("choice",)
     choice_labels = LABELS
-    gold_aliases = {"a": "1", "b": "2", "output_1": "1", "output_2": "2", "equal": "tie", "t": "tie"}
+    gold_aliases: ClassVar[dict[str, str]] = {"a": "1", "b": "2", "output_1": "1", "output_2": "2", "equal": "tie", "t": "tie"}
     required_columns = ()
 
     def prompt(self, item: GoldItem, swapped: bool) -> str:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 from pytest_jeval._keys import plan_key
 
 report_path_key = pytest.StashKey[Path]()
-written_key = pytest.StashKey[Optional[Path]]()
+written_key = pytest.StashKey[Path | None]()
 started_key = pytest.StashKey[float]()
 
 

@@ -73,7 +73,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, NoReturn, Union
+from typing import Any, Literal, NoReturn
 
 from aiohttp import web
 
@@ -188,7 +188,7 @@ class EchoAuthorization:
     template: str = "Invalid credentials in header Authorization: {authorization}"
 
 
-ResponderResult = Union[str, Answer, Fault, Raw, EchoAuthorization]
+ResponderResult = str | Answer | Fault | Raw | EchoAuthorization
 """What a responder returns: plain content, an :class:`Answer`, a :class:`Fault`, a :class:`Raw` or an :class:`EchoAuthorization`."""
 
 Responder = Callable[[dict[str, Any], int], ResponderResult | Awaitable[ResponderResult]]

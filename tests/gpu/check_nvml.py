@@ -42,6 +42,8 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import itertools
+
 from pytest_jeval.telemetry.attribution import EnergyLedger
 from pytest_jeval.telemetry.nvml import GpuSampler, Interval
 
@@ -120,7 +122,7 @@ def median_gap(sampler: GpuSampler) -> float | None:
     if not devices:
         return None
     series = sampler.samples(devices[0].index)
-    gaps = [b.t - a.t for a, b in zip(series, series[1:], strict=False)]
+    gaps = [b.t - a.t for a, b in itertools.pairwise(series)]
     return statistics.median(gaps) if gaps else None
 
 

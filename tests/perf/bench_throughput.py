@@ -364,7 +364,7 @@ def profile_collect(cmd: list[str], work: Path, env: dict[str, str]) -> None:
     import pstats
 
     prof = work / "collect.prof"
-    m = run_measured([PY, "-m", "cProfile", "-o", str(prof)] + cmd[1:], work, env)
+    m = run_measured([PY, "-m", "cProfile", "-o", str(prof), *cmd[1:]], work, env)
     stats = pstats.Stats(str(prof))
     rows: dict[tuple[str, str], float] = {}
     for (filename, _line, func), (_cc, _nc, _tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
