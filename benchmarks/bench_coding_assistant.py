@@ -57,7 +57,7 @@ These tests fail on the code above:
 ```python
 {tests}```
 
-Reply with the complete corrected code (every function, class and import of the module) in a single ```python code block."""
+Reply with the complete corrected code (every function, class and import of the module) in a single ```python code block."""  # noqa: E501 - prompt text kept verbatim
 
 
 def list_tests(source: str) -> list[str]:

@@ -2,8 +2,9 @@
 
 Synthetic, shipped as ``data/doc_qa.jsonl`` (30 questions over 10 invented documents, so
 world knowledge cannot stand in for reading: 19 look-ups, 4 small computations from one
-passage, 4 that combine two passages and 3 whose answer is not in the document). Schema: ``id``, ``subject`` (lookup | arithmetic | multi-hop |
-unanswerable), ``title``, ``passages`` (``[{id, text}]``, ids from 1), ``question``,
+passage, 4 that combine two passages and 3 whose answer is not in the document). Schema: ``id``,
+``subject`` (lookup | arithmetic | multi-hop | unanswerable), ``title``, ``passages``
+(``[{id, text}]``, ids from 1), ``question``,
 ``answer`` (canonical), ``aliases`` (accepted answers; empty when unanswerable),
 ``answerable``, ``support`` (the gold passage ids; empty when unanswerable).
 

@@ -38,7 +38,7 @@ PROMPT = """Please answer the question below. You should:
 
 Here is the question:
 
-{question}"""
+{question}"""  # noqa: E501 - prompt text kept verbatim
 
 
 def reasoning_types(raw: Any) -> list[str]:

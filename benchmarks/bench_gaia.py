@@ -86,7 +86,8 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | Non
         return None
     level = str(row.get("Level") or "").strip()
     file_name = str(row.get("file_name") or "").strip()
-    attachment = resolve_attachment(file_name, str(row.get("file_path") or ""), snapshot_dirs(ctx)) if file_name else None
+    attachment = (resolve_attachment(file_name, str(row.get("file_path") or ""), snapshot_dirs(ctx))
+                  if file_name else None)
     return Sample(
         id=str(row.get("task_id") or ctx.default_id(index)),
         input=str(row["Question"]),

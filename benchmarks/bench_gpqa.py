@@ -31,7 +31,9 @@ def _clean(value: Any) -> str:
     return str(value).strip() if value is not None else ""
 
 
-def shuffle_options(correct: str, incorrect: Sequence[str], *, seed: int, record_id: str) -> tuple[tuple[str, ...], str]:
+def shuffle_options(
+    correct: str, incorrect: Sequence[str], *, seed: int, record_id: str
+) -> tuple[tuple[str, ...], str]:
     """The options in a per-record seeded order, and the letter of ``correct`` among them.
 
     The permutation depends only on ``seed`` and ``record_id``.

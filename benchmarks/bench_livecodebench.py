@@ -355,8 +355,11 @@ def score_livecodebench(
             "index": first["index"], "public": first["public"], "verdict": first["verdict"],
             "detail": first.get("detail", ""), "input": excerpt(t["input"], 200),
         }
-    extracted = f"{passed}/{len(tests)} tests passed" + (f"; test {first['index']}: {first['verdict']}" if first else "")
-    return Score(correct=bool(tests) and passed == len(tests), extracted=extracted, expected=expected, metadata=metadata)
+    extracted = f"{passed}/{len(tests)} tests passed"
+    if first:
+        extracted += f"; test {first['index']}: {first['verdict']}"
+    return Score(correct=bool(tests) and passed == len(tests), extracted=extracted, expected=expected,
+                 metadata=metadata)
 
 
 BENCHMARK = Benchmark(

@@ -46,7 +46,7 @@ PROMPT = """You are a security reviewer. Find the security vulnerability in the 
 Answer in exactly this format:
 VULNERABILITY: <the CWE id, e.g. CWE-79, or NONE if the code has no vulnerability>
 CLASS: <the vulnerability class, e.g. Cross-site scripting, or NONE>
-LINES: <the number(s) of the vulnerable line(s), comma-separated, or NONE>"""
+LINES: <the number(s) of the vulnerable line(s), comma-separated, or NONE>"""  # noqa: E501 - prompt text kept verbatim
 
 _CWE = re.compile(r"\bCWE[\s_-]*(\d{1,5})\b", re.I)
 _NONE = re.compile(
@@ -70,7 +70,8 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | Non
     cwes = [c.upper() for c in row["cwes"]]
     if cwes != ["NONE"] and not row["lines"]:
         raise ValueError(f"{row['id']}: a vulnerable snippet needs gold lines")
-    gold = "NONE" if cwes == ["NONE"] else f"{cwes[0]} ({row['vuln_class']}) at line(s) {', '.join(map(str, row['lines']))}"
+    lines = ", ".join(map(str, row["lines"]))
+    gold = "NONE" if cwes == ["NONE"] else f"{cwes[0]} ({row['vuln_class']}) at line(s) {lines}"
     return Sample(
         id=row["id"],
         input=row["code"],

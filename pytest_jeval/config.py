@@ -320,7 +320,8 @@ class Suite(_Strict):
             for i, key in enumerate(keys):
                 if key in seen:
                     j = seen[key]
-                    same = f"duplicate name {key!r}" if names[j] == names[i] else f"{names[j]!r} and {names[i]!r} both give {key!r}"
+                    same = (f"duplicate name {key!r}" if names[j] == names[i]
+                            else f"{names[j]!r} and {names[i]!r} both give {key!r}")
                     raise ValueError(f"{label}[{j}] and {label}[{i}]: {same} (used in test ids and file names)")
                 seen[key] = i
         problems = colliding_pairs([b.name for b in self.benchmarks], [m.name for m in self.models])

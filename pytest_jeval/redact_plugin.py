@@ -60,7 +60,8 @@ def scrub(value: Any, depth: int = 0) -> Any:
 def scrub_report(report: pytest.TestReport | pytest.CollectReport) -> None:
     """Redact a report in place: traceback, sections, user properties and the jeval record."""
     longrepr = report.longrepr
-    if longrepr is not None and not isinstance(longrepr, (str, tuple)) and not type(longrepr).__module__.startswith("_pytest."):
+    if (longrepr is not None and not isinstance(longrepr, (str, tuple))
+            and not type(longrepr).__module__.startswith("_pytest.")):
         text = str(longrepr)  # another plugin's TerminalRepr: keep it unless it holds a secret
         if redact(text) != text:
             report.longrepr = redact(text)
@@ -131,14 +132,18 @@ class RedactionPlugin:
         self._stream: tuple[Any, Any] | None = None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         """Outermost wrapper: the report leaves clean, jeval record included."""
         report = yield
         scrub_report(report)
         return report
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         """Collection errors (a benchmark module that fails to import, ...) leave clean too."""
         report = yield
         scrub_report(report)

@@ -74,7 +74,8 @@ def _paired(first: list[dict[str, Any]], other: list[dict[str, Any]], *, n_resam
     out: dict[str, Any] = {"pairs": len(answered), "mcnemar": None, "differences": {}}
     if answered:
         # answered pairs carry no error, so correctness is the is_correct flag
-        test = mcnemar([x.get("is_correct") is True for x, _ in answered], [y.get("is_correct") is True for _, y in answered])
+        test = mcnemar([x.get("is_correct") is True for x, _ in answered],
+                       [y.get("is_correct") is True for _, y in answered])
         out["mcnemar"] = {"b": test.b, "c": test.c, "statistic": test.statistic, "p_value": test.p_value,
                           "method": test.method}
     scores = [v for r in first + other if (v := _field("score")(r)) is not None]

@@ -2,8 +2,9 @@
 
 All commands read result files with :func:`pytest_jeval.report._data.load_result`
 (``read_result_lines``, ``record_problem``, ``strict_json``; ``jeval report`` finds them
-with ``locate_inputs``) and print what was skipped with :func:`report_problems`. Exit status: :data:`OK` (0), :data:`SKIPPED` (1) when
-lines or a stored summary were skipped, :data:`FAILED` (2) for an input that cannot be used.
+with ``locate_inputs``) and print what was skipped with :func:`report_problems`. Exit status:
+:data:`OK` (0), :data:`SKIPPED` (1) when lines or a stored summary were skipped, :data:`FAILED` (2)
+for an input that cannot be used.
 """
 
 from __future__ import annotations

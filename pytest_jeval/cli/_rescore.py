@@ -132,7 +132,8 @@ def load_samples_for(benchmark: str | None, data: list[str], split: str | None) 
     try:
         samples, _ = load_samples(bench, files=files, split=split)
     except DatasetLoadError as exc:
-        raise ResultFileError(f"cannot load the samples of {benchmark!r} ({exc}); give the run's data with --data") from exc
+        raise ResultFileError(
+            f"cannot load the samples of {benchmark!r} ({exc}); give the run's data with --data") from exc
     return {s.id: s for s in samples}
 
 
@@ -153,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
     samples: dict[str, Sample] = {}
     if scorer_needs_sample(name):
         samples = load_samples_for(benchmark, args.data or [], args.split)
-        missing = [str(r["record_id"]) for r in source.records if r.get("error") is None and r["record_id"] not in samples]
+        missing = [str(r["record_id"]) for r in source.records
+                   if r.get("error") is None and r["record_id"] not in samples]
         if missing:
             raise ResultFileError(f"{len(missing)} record(s) not in the benchmark's data (first: {missing[0]!r}); "
                                   "give the run's data files with --data")

@@ -29,11 +29,14 @@ def tokens(summary: dict[str, Any]) -> str:
     return f"{int(p or 0)}/{int(c or 0)}"
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int] | set[int] = frozenset()) -> list[str]:
+def table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int] | set[int] = frozenset()
+) -> list[str]:
     """Lines of a table: columns padded to their widest cell, ``right`` columns right-aligned."""
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(padded).rstrip()
 
     return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]

@@ -124,7 +124,8 @@ def make_app(model: LocalModel) -> Any:
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
 
     async def models(_request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": model.name, "object": "model", "owned_by": "local"}]})
+        entry = {"id": model.name, "object": "model", "owned_by": "local"}
+        return web.json_response({"object": "list", "data": [entry]})
 
     async def chat(request: web.Request) -> web.StreamResponse:
         try:

@@ -282,7 +282,8 @@ def answer_text(content: Any, finish_reason: Any, *, tool_calls: Any, refusal: A
             raise EndpointError(f"the model refused: {_excerpt(refusal, 300)}")
         raise EndpointError(f"the reply has no content (content null, finish_reason {finish_reason!r})")
     raise EndpointError(
-        f"the reply's content is not text ({type(content).__name__}: {_excerpt(content)}; finish_reason {finish_reason!r})"
+        f"the reply's content is not text ({type(content).__name__}: {_excerpt(content)}; "
+        f"finish_reason {finish_reason!r})"
     )
 
 

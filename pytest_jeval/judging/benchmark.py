@@ -48,7 +48,8 @@ def judge_setup(entry: BenchmarkEntry) -> tuple[Evaluator, CaseSpec]:
 
 
 def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, float) and value != value)
+    return (value is None or (isinstance(value, str) and not value.strip())
+            or (isinstance(value, float) and value != value))
 
 
 def gold_item(sample: Sample) -> GoldItem:

@@ -46,8 +46,10 @@ def level_judgment(spec: CaseSpec, verdicts: list[Verdict], raw: str, details: d
         for k, p in enumerate(count_distribution(p_yes)):
             distribution[spec.level_from_fraction(k / n)] += p
         mass = min(v.allowed_mass for v in verdicts if v.allowed_mass is not None)
-    details = dict(details, share=yes / n, p_yes=[None if v.distribution is None else v.distribution[True] for v in verdicts])
-    return Judgment(level, distribution=distribution, probability_source=source, allowed_mass=mass, raw=(raw,), details=details)
+    stated = [None if v.distribution is None else v.distribution[True] for v in verdicts]
+    details = dict(details, share=yes / n, p_yes=stated)
+    return Judgment(level, distribution=distribution, probability_source=source, allowed_mass=mass, raw=(raw,),
+                    details=details)
 
 
 @register
@@ -82,7 +84,8 @@ class Faithfulness(Evaluator):
             if _NONE.search(reply.text or ""):
                 return Judgment(spec.level_from_fraction(1.0), probability_source=SOURCE_NO_CLAIMS, raw=(reply.text,),
                                 details={"claims": [], "share": 1.0})
-            return self.unscored("the faithfulness reply lists no claim with a Yes/No verdict and is not NONE", raw=[reply.text])
+            return self.unscored("the faithfulness reply lists no claim with a Yes/No verdict and is not NONE",
+                                 raw=[reply.text])
         claims = [{"claim": before.rstrip(" -=>:|"), "supported": v.value} for before, v in lines]
         return level_judgment(spec, [v for _, v in lines], reply.text, {"claims": claims})
 

@@ -176,7 +176,8 @@ class Trajectory(CodeEvaluator):
     """Step-sequence similarity between the agent's trajectory and the expected one."""
 
     name = "trajectory"
-    description = "Step-sequence similarity 1 - levenshtein/max_len between output and expected steps, mapped to the scale."
+    description = ("Step-sequence similarity 1 - levenshtein/max_len between output and expected steps, "
+                   "mapped to the scale.")
     kinds = ("score",)
     default_scale = (0, 1)
     required_columns = ("output", "expected")

@@ -125,7 +125,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def bfcl_rows(questions: Path, answers: Path, language: str = "python") -> list[dict[str, Any]]:
-    """BFCL question + possible-answer files (JSON Lines, same order) as ``tool_call_accuracy`` rows without ``output``."""
+    """BFCL question + possible-answer files (JSON Lines, same order) as ``tool_call_accuracy`` rows.
+
+    The rows have no ``output``."""
     gold = {a["id"]: a["ground_truth"] for a in _read_jsonl(answers)}
     rows = []
     for q in _read_jsonl(questions):

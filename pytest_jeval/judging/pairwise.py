@@ -74,7 +74,8 @@ class Pairwise(Evaluator):
     uses_model = True
     kinds = ("choice",)
     choice_labels = LABELS
-    gold_aliases: ClassVar[dict[str, str]] = {"a": "1", "b": "2", "output_1": "1", "output_2": "2", "equal": "tie", "t": "tie"}
+    gold_aliases: ClassVar[dict[str, str]] = {
+        "a": "1", "b": "2", "output_1": "1", "output_2": "2", "equal": "tie", "t": "tie"}
     required_columns = ()
 
     def prompt(self, item: GoldItem, swapped: bool) -> str:

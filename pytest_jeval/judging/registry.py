@@ -104,7 +104,8 @@ class Evaluator:
         """The case spec for the suite's ``kind``/``scale``; JudgeSetupError naming the bad key."""
         kind = kind or self.kinds[0]
         if kind not in self.kinds:
-            raise JudgeSetupError("kind", f"evaluator {self.name!r} produces {' or '.join(self.kinds)} cases, not {kind!r}")
+            raise JudgeSetupError(
+                "kind", f"evaluator {self.name!r} produces {' or '.join(self.kinds)} cases, not {kind!r}")
         if kind == "boolean":
             if scale is not None:
                 raise JudgeSetupError("scale", f"a boolean case has no scale (evaluator {self.name!r})")
@@ -131,7 +132,8 @@ class Evaluator:
     @staticmethod
     def unscored(reason: str, raw: Sequence[str] = (), **details: Any) -> Judgment:
         """A judgment that could not be reached (reply outside the labels, ...)."""
-        return Judgment(None, probability_source=SOURCE_UNSCORED, raw=tuple(raw), details=details, unscored_reason=reason)
+        return Judgment(None, probability_source=SOURCE_UNSCORED, raw=tuple(raw), details=details,
+                        unscored_reason=reason)
 
 
 class CodeEvaluator(Evaluator):

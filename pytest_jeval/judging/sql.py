@@ -141,7 +141,8 @@ class SqlEquivalence(CodeEvaluator):
         """Run both queries; a failing or timed-out output query is a False decision."""
         db_value = item.extra.get("database") or self.default_database
         if not db_value:
-            raise EvaluatorError("no database: give the gold item a 'database' column (a .sqlite file or a .sql script)")
+            raise EvaluatorError(
+                "no database: give the gold item a 'database' column (a .sqlite file or a .sql script)")
         if item.expected is None:
             raise EvaluatorError("the gold item has no 'expected' query")
         database = resolve_database(str(db_value), item.data_dir)
@@ -156,4 +157,5 @@ class SqlEquivalence(CodeEvaluator):
             got = run_query(database, output, self.timeout)
         except (sqlite3.Error, sqlite3.Warning, QueryTimeout) as exc:
             return self.decided(False, output_error=f"{type(exc).__name__}: {exc}", ordered=ordered)
-        return self.decided(results_equal(got, want, ordered), ordered=ordered, output_rows=len(got), expected_rows=len(want))
+        return self.decided(results_equal(got, want, ordered), ordered=ordered, output_rows=len(got),
+                            expected_rows=len(want))

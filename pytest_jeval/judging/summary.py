@@ -88,7 +88,8 @@ def judge_metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
     labels = list(head.get("labels") or []) if head else []
     n = len(base)
     correct = sum(1 for r in base if r.get("is_correct") is True)
-    judged = [r for r in base if r.get("case_kind") is not None and r.get("predicted") is not None and r.get("gold") is not None]
+    judged = [r for r in base
+              if r.get("case_kind") is not None and r.get("predicted") is not None and r.get("gold") is not None]
     pred = [r["predicted"] for r in judged]
     gold = [r["gold"] for r in judged]
     out: dict[str, Any] = {
@@ -108,13 +109,15 @@ def judge_metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if judged:
         matrix, order = confusion_matrix(pred, gold, labels=labels or None)
-        out["confusion_matrix"] = {"labels": list(order), "matrix": matrix.tolist(), "rows": "gold", "columns": "predicted"}
+        out["confusion_matrix"] = {"labels": list(order), "matrix": matrix.tolist(), "rows": "gold",
+                                   "columns": "predicted"}
         if kind == "boolean":
             p, r, f = precision_recall_f1(pred, gold, positive=True, average="binary")
         else:
             p, r, f = precision_recall_f1(pred, gold, average="macro")
         out.update(precision=p, recall=r, f1=f)
-        out["cohen_kappa"] = cohen_kappa(gold, pred, labels=labels or None, weights="quadratic" if kind == "score" else None)
+        out["cohen_kappa"] = cohen_kappa(gold, pred, labels=labels or None,
+                                         weights="quadratic" if kind == "score" else None)
         if kind == "score":
             out["mae"] = mean_absolute_error(pred, gold)
             out["signed_mean_error"] = signed_mean_error(pred, gold)

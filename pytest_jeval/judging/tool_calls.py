@@ -196,7 +196,9 @@ def check_call(call: Call, answer: dict[str, Any], spec: dict[str, Any] | None, 
     return None
 
 
-def match_calls(calls: list[Call], answers: list[dict[str, Any]], specs: list[dict[str, Any]], language: str) -> str | None:
+def match_calls(
+    calls: list[Call], answers: list[dict[str, Any]], specs: list[dict[str, Any]], language: str
+) -> str | None:
     """None when every expected call matches a distinct predicted call (any order), else the reason."""
     if len(calls) != len(answers):
         return f"{len(calls)} calls, expected {len(answers)}"
@@ -234,7 +236,8 @@ class ToolCallAccuracy(CodeEvaluator):
     """Tool name and arguments match the expected calls with BFCL's acceptable-value rules."""
 
     name = "tool_call_accuracy"
-    description = "Do the tool calls match the expected calls in name and arguments (BFCL acceptable values, optional params)?"
+    description = ("Do the tool calls match the expected calls in name and arguments "
+                   "(BFCL acceptable values, optional params)?")
     required_columns = ("output", "expected")
 
     def judge(self, item: GoldItem, spec: CaseSpec) -> Judgment:

@@ -133,7 +133,8 @@ def _same_label(a: Any, b: Any) -> bool:
 def _judge_labels_problem(record: dict[str, Any], first: dict[str, Any]) -> str | None:
     """Why a judge record does not fit the first judge record of its file (whose labels count)."""
     if record.get("case_kind") != first.get("case_kind"):
-        return f"case_kind {_snippet(record.get('case_kind'))} differs from the file's {_snippet(first.get('case_kind'))}"
+        return (f"case_kind {_snippet(record.get('case_kind'))} differs from the file's "
+                f"{_snippet(first.get('case_kind'))}")
     labels = first.get("labels") or []
     for key in LABEL_FIELDS:
         value = record.get(key)
@@ -484,7 +485,8 @@ def judge_view(result: ResultFile) -> JudgeView | None:
     if isinstance(stored_matrix, dict) and {"labels", "matrix"} <= stored_matrix.keys():
         labels, matrix = list(stored_matrix["labels"]), stored_matrix["matrix"]
     else:
-        pairs = [(r["gold"], r["predicted"]) for r in judged if r.get("gold") is not None and r.get("predicted") is not None]
+        pairs = [(r["gold"], r["predicted"]) for r in judged
+                 if r.get("gold") is not None and r.get("predicted") is not None]
         labels, matrix = [], []
         if pairs:
             try:

@@ -38,7 +38,8 @@ CSS = """
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
        background: var(--bg); margin: 0 auto; padding: 24px; max-width: 1280px; }
-h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid var(--line); }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 15px; margin: 18px 0 6px; } .muted { color: var(--muted); }
 table { border-collapse: collapse; width: 100%; } th, td { padding: 4px 8px; border-bottom: 1px solid var(--line);
   text-align: left; vertical-align: top; } th { background: var(--soft); position: sticky; top: 0; }
@@ -225,7 +226,8 @@ class Page:
             return ""
         out = ['<section id="judges"><h2>Judges</h2>']
         for i, view in views:
-            out.append(f'<h3>{self._swatch(i)}{_e(self.labels[i])} <span class="muted">({_e(view.case_kind)})</span></h3>'
+            out.append(f'<h3>{self._swatch(i)}{_e(self.labels[i])} '
+                       f'<span class="muted">({_e(view.case_kind)})</span></h3>'
                        '<div class="row">')
             if view.bins:
                 filled = sum(1 for b in view.bins if b["count"])

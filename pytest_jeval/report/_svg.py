@@ -187,13 +187,15 @@ def reliability_diagram(bins: Sequence[dict[str, Any]], *, title: str = "stated 
             parts.append(f'<rect class="observed" x="{num(x0 + 1)}" y="{num(top + size - h)}" width="{num(w - 2)}" '
                          f'height="{num(h)}"/>')
         if count and conf is not None:
-            parts.append(f'<circle class="confidence" cx="{num(x0 + w / 2)}" cy="{num(top + size - float(conf) * size)}" '
+            parts.append(f'<circle class="confidence" cx="{num(x0 + w / 2)}" '
+                         f'cy="{num(top + size - float(conf) * size)}" '
                          f'r="3"/>')
         label_y = top + size - (float(rate) * size if count and rate is not None else 0) - 3
         parts.append(f'<text class="bin-count" x="{num(x0 + w / 2)}" y="{num(max(label_y, top - 3))}" '
                      f'text-anchor="middle">{count}</text>')
-        tip = (f"({float(b['lower']):.2f}, {float(b['upper']):.2f}]: n={count}"
-               + ("" if not count or rate is None or conf is None else f", observed {float(rate):.3f}, mean probability {float(conf):.3f}"))
+        tip = f"({float(b['lower']):.2f}, {float(b['upper']):.2f}]: n={count}"
+        if count and rate is not None and conf is not None:
+            tip += f", observed {float(rate):.3f}, mean probability {float(conf):.3f}"
         parts.append(f"<title>{_e(tip)}</title></g>")
         body.append("".join(parts))
     body.append(f'<line class="diagonal" x1="{num(left)}" y1="{num(top + size)}" x2="{num(left + size)}" '

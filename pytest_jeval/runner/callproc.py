@@ -164,7 +164,9 @@ class ProcessCallScheduler:
             stats.submitted = self._submitted  # resent calls are not new ones
         return stats
 
-    def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
+    def submit(
+        self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True
+    ) -> concurrent.futures.Future[Reply]:
         """Schedule one call; the future resolves to a Reply or raises EndpointError."""
         return self.submit_many([(endpoint, request)], use_cache=use_cache)[0]
 

@@ -83,7 +83,9 @@ class Scheduler(Protocol):
 
     stats: SchedulerStats
 
-    def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
+    def submit(
+        self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True
+    ) -> concurrent.futures.Future[Reply]:
         """Schedule one call; the future resolves to a Reply or raises EndpointError."""
 
     def submit_many(self, calls: Sequence[Call], *, use_cache: bool = True) -> list[concurrent.futures.Future[Reply]]:
@@ -223,7 +225,9 @@ class CallScheduler:
         loop.close()
         self._loop = None
 
-    def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
+    def submit(
+        self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True
+    ) -> concurrent.futures.Future[Reply]:
         """Schedule one call; the future resolves to a Reply or raises EndpointError."""
         loop = self._ensure_loop()
         self.core.stats.submitted += 1

@@ -22,7 +22,8 @@ Response:
 
 def judge_choice_letter(judge: ModelClient, question: str, response: str, valid: str) -> tuple[str | None, str]:
     """Ask the judge which letter ``response`` chose. Returns (letter or None, the judge's raw reply)."""
-    reply = judge.chat(_EXTRACT_PROMPT.format(letters=", ".join(valid), question=question, response=response), max_tokens=8)
+    prompt = _EXTRACT_PROMPT.format(letters=", ".join(valid), question=question, response=response)
+    reply = judge.chat(prompt, max_tokens=8)
     text = reply.text.strip()
     if text.upper().startswith("NONE"):
         return None, text

@@ -50,7 +50,8 @@ class RunTelemetry:
                 call_id = f"{n}:{k}"
                 ledger.record(call_id, float(window[0]), float(window[1]))
                 owners.setdefault(str(n), []).append(call_id)
-        self.result = ledger.attribute(self.sampler.intervals()) if self.sampler.available or self.sampler.measured_devices else None
+        measured = self.sampler.available or self.sampler.measured_devices
+        self.result = ledger.attribute(self.sampler.intervals()) if measured else None
         if self.result is None:
             return
         for n, rec in enumerate(records):
@@ -64,7 +65,8 @@ class RunTelemetry:
             rec["energy_joules"] = energy
             rec["power_watts"] = energy / duration if duration > 0 else None
             rec["gpu_utilization_pct"] = (
-                sum(u * d for u, d in utils) / sum(d for _, d in utils) if utils and sum(d for _, d in utils) > 0 else None
+                sum(u * d for u, d in utils) / sum(d for _, d in utils)
+                if utils and sum(d for _, d in utils) > 0 else None
             )
             rec["ipw"] = ipw(rec.get("score"), rec["power_watts"])
             rec["ipj"] = ipj(rec.get("score"), energy)

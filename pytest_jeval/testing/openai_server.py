@@ -189,7 +189,8 @@ class EchoAuthorization:
 
 
 ResponderResult = str | Answer | Fault | Raw | EchoAuthorization
-"""What a responder returns: plain content, an :class:`Answer`, a :class:`Fault`, a :class:`Raw` or an :class:`EchoAuthorization`."""
+"""What a responder returns: plain content, an :class:`Answer`, a :class:`Fault`, a :class:`Raw` or an
+:class:`EchoAuthorization`."""
 
 Responder = Callable[[dict[str, Any], int], ResponderResult | Awaitable[ResponderResult]]
 """``responder(request_body, attempt)``; see the module docstring."""
@@ -934,7 +935,8 @@ class FakeOpenAIServer:
     ) -> web.StreamResponse:
         text = echo.template.replace("{authorization}", request.headers.get("Authorization", ""))
         if echo.status == 200:
-            return await self._reply(request, record, self._json_response(self._completion(body, Answer(text))), "answer")
+            reply = self._json_response(self._completion(body, Answer(text)))
+            return await self._reply(request, record, reply, "answer")
         error = _error_json(text, "invalid_request_error", "echo_authorization")
         return await self._reply(request, record, self._json_response(error, status=echo.status), "echo")
 
