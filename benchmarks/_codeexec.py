@@ -38,9 +38,6 @@ PYTHON_LANGS = frozenset({"", "python", "py", "python3", "py3", "python2", "ipyt
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 
-#: The reasons a run or a test can fail, and ``passed``/``not run``.
-VERDICTS = ("passed", "wrong answer", "exception", "timeout", "memory", "killed", "not run")
-
 
 # --------------------------------------------------------------------------- extraction
 

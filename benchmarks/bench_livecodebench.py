@@ -160,11 +160,6 @@ def decode_private_tests(field: str) -> list[dict[str, str]]:
     return _check_tests(json.loads(payload), "private_test_cases")
 
 
-def encode_private_tests(tests: list[dict[str, str]]) -> str:
-    """The hub's encoding of a test list (for building local files in the hub schema)."""
-    return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(tests)))).decode("ascii")
-
-
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One problem. Tests stay encoded until the sample is scored (private tests can be large)."""
     meta = json.loads(row.get("metadata") or "{}")

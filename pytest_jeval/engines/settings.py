@@ -21,7 +21,6 @@ from pytest_jeval.engines.base import PromptLike, as_messages
 from pytest_jeval.engines.openai_compat import ChatRequest
 
 TokenParam = Literal["max_tokens", "max_completion_tokens"]
-TOKEN_PARAMS: tuple[str, ...] = ("max_tokens", "max_completion_tokens")
 
 #: Model ids (the last ``/`` segment, so ``openai/o3-mini`` on a router counts) of the
 #: OpenAI reasoning families: ``gpt-5``, ``gpt-5-mini``, ``gpt-5.1``, ``o1``, ``o3-mini``, ``o4-mini``, ...

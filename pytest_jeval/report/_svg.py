@@ -26,7 +26,6 @@ PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#d
 
 LABEL_W = 190  # left margin for category labels
 PLOT_W = 440
-FONT = 12
 
 
 def color(index: int) -> str:

@@ -168,8 +168,3 @@ def symbolic_compare(pred: str, gold: str, timeout: float = 10.0) -> Outcome:
     if len(pred) > MAX_INPUT_CHARS or len(gold) > MAX_INPUT_CHARS:
         return "error"
     return _pool.compare(pred, gold, timeout)
-
-
-def shutdown_workers() -> None:
-    """Stop the idle worker processes (they are restarted on demand)."""
-    _pool.shutdown()
