@@ -81,7 +81,9 @@ class SchedulerStats:
 class Scheduler(Protocol):
     """What the runtime needs from a call scheduler, wherever its HTTP client runs."""
 
-    stats: SchedulerStats
+    @property
+    def stats(self) -> SchedulerStats:
+        """The counters so far (read-only: the schedulers expose them as a property)."""
 
     def submit(
         self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True
