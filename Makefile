@@ -10,7 +10,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 # The portable llama.cpp build: the native one was seen to segfault on AMX CPUs in VMs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: demo test install clean chromium bubblewrap
+.PHONY: demo test lint install clean chromium bubblewrap
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -42,7 +42,12 @@ bubblewrap:
 		&& (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap); } \
 		|| echo "bubblewrap could not be installed: the sandbox falls back to a weaker isolation plan"
 
-test: $(VENV)/.installed-dev chromium bubblewrap
+# ruff and mypy strict (settings in pyproject.toml); a finding fails `make test` before pytest runs.
+lint: $(VENV)/.installed-dev
+	$(PY) -m ruff check pytest_jeval benchmarks tests
+	$(PY) -m mypy
+
+test: $(VENV)/.installed-dev chromium bubblewrap lint
 	$(PY) -m pytest
 
 clean:

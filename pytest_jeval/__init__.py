@@ -2,7 +2,7 @@
 
 Public API for writing benchmark modules::
 
-    from pytest_jeval import Benchmark, HubDataset, Sample, Score
+    from pytest_jeval import Benchmark, HubDataset, Sample, Score, ScoreSink
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pytest_jeval.client import ModelClient
     from pytest_jeval.engines.base import EndpointError, Reply, TokenLogprob
     from pytest_jeval.sample import Sample
-    from pytest_jeval.score import Score
+    from pytest_jeval.score import Score, ScoreSink
 
 __version__ = "0.1.0"
 
@@ -31,9 +31,23 @@ _EXPORTS = {
     "TokenLogprob": "pytest_jeval.engines.base",
     "Sample": "pytest_jeval.sample",
     "Score": "pytest_jeval.score",
+    "ScoreSink": "pytest_jeval.score",
 }
 
 
 __getattr__ = lazy_getattr("pytest_jeval", _EXPORTS)
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+# A literal, so that type checkers see the public names (PEP 484 re-exports); a test keeps it equal to _EXPORTS.
+__all__ = [
+    "Benchmark",
+    "EndpointError",
+    "HubDataset",
+    "LoadContext",
+    "ModelClient",
+    "Reply",
+    "Sample",
+    "Score",
+    "ScoreSink",
+    "TokenLogprob",
+    "__version__",
+]

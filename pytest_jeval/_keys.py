@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_jeval.plan import EvalPlan
-    from pytest_jeval.runtime import ItemCase, Runtime
+    # Named by the StashKey subscripts below (forward references that ruff does not read).
+    from pytest_jeval.plan import EvalPlan  # noqa: F401
+    from pytest_jeval.runtime import ItemCase, Runtime  # noqa: F401
 
 plan_key = pytest.StashKey["EvalPlan"]()
 """The validated suite of this run (``config.stash``)."""

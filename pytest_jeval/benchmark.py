@@ -25,8 +25,9 @@ prompt ahead of time, and hands the reply to the test as ``response``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.sample import Sample
@@ -38,13 +39,13 @@ class HubDataset:
 
     path: str
     """Hub dataset id, e.g. ``openai/gsm8k``."""
-    name: Optional[str] = None
+    name: str | None = None
     """Dataset config name (``load_dataset``'s ``name``), e.g. ``main``."""
     split: str = "test"
     """Default split."""
-    id_column: Optional[str] = None
+    id_column: str | None = None
     """Column holding the dataset's own record id, if any."""
-    revision: Optional[str] = None
+    revision: str | None = None
     """Pin a dataset revision."""
 
 
@@ -54,11 +55,11 @@ class LoadContext:
 
     benchmark: str
     """The benchmark name (for ``<benchmark>-<index>`` ids)."""
-    subset: Optional[str]
+    subset: str | None
     """The suite's ``subset`` setting."""
     seed: int
     """The suite seed, for per-record option shuffles (combine it with the record id)."""
-    data_dir: Optional[Path]
+    data_dir: Path | None
     """Directory of the first local data file (to resolve attachments), if any."""
 
     def default_id(self, index: int) -> str:
@@ -66,7 +67,7 @@ class LoadContext:
         return f"{self.benchmark}-{index}"
 
 
-ToSample = Callable[[dict[str, Any], int, LoadContext], Optional[Sample]]
+ToSample = Callable[[dict[str, Any], int, LoadContext], Sample | None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,10 +78,10 @@ class Benchmark:
     """The key users write in ``[[benchmarks]] name``."""
     to_sample: ToSample
     """Turn one dataset row into a :class:`Sample`; return None to skip the row (it is counted)."""
-    prompt: Callable[[Sample], Optional[PromptLike]]
+    prompt: Callable[[Sample], PromptLike | None]
     """The chat prompt for a sample; the plugin sends it ahead of time. None means the
     sample needs no model call (``response`` is then None)."""
-    dataset: Optional[HubDataset] = None
+    dataset: HubDataset | None = None
     """Hub location; None for benchmarks that only ship local data."""
     bundled_files: Sequence[str] = ()
     """Data files shipped next to the module, used when the suite gives no ``data_files``."""
@@ -96,11 +97,11 @@ class Benchmark:
     """How the benchmark scores, in words, for the catalog (defaults to ``scorer``)."""
     needs_judge: bool = False
     """True when scoring always needs the ``[judge]`` model."""
-    sample_count: Optional[int] = None
+    sample_count: int | None = None
     """Size of the default split, if known (catalog only)."""
     request_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Extra chat parameters for the prefetched request (e.g. ``logprobs=True, top_logprobs=10``)."""
-    summarize_extra: Optional[Callable[[list[dict[str, Any]]], dict[str, Any]]] = None
+    summarize_extra: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
     """Benchmark-specific summary fields computed from the JSONL records (e.g. SimpleQA's
     attempted rate); merged into the summary."""
 

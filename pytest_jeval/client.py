@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from pytest_jeval.engines.base import EndpointError, PromptLike, Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
@@ -29,12 +30,12 @@ class ModelClient:
         submit: Submit,
         temperature: float = 0.0,
         max_tokens: int = 2048,
-        system_prompt: Optional[str] = None,
+        system_prompt: str | None = None,
         stream: bool = False,
-        on_reply: Optional[Callable[[Reply], None]] = None,
+        on_reply: Callable[[Reply], None] | None = None,
         role: str = "model",
-        settings: Optional[RequestSettings] = None,
-        on_error: Optional[Callable[[EndpointError], None]] = None,
+        settings: RequestSettings | None = None,
+        on_error: Callable[[EndpointError], None] | None = None,
     ) -> None:
         self.name = name
         """The model id sent to the endpoint."""
@@ -57,10 +58,10 @@ class ModelClient:
         self,
         prompt: PromptLike,
         *,
-        temperature: Optional[float] = None,
-        max_tokens: Optional[int] = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
         logprobs: bool = False,
-        top_logprobs: Optional[int] = None,
+        top_logprobs: int | None = None,
         nonce: int = 0,
         **extra: Any,
     ) -> ChatRequest:

@@ -10,9 +10,10 @@ functions are parametrized over models x samples, with ids
 from __future__ import annotations
 
 import gc
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Generator, Iterable, Optional
+from typing import Any
 
 import pytest
 
@@ -77,7 +78,7 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
     return result
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Collect the suite file named by ``--jeval-config``."""
     if is_suite_path(parent.config, file_path):
         return SuiteFile.from_parent(parent, path=file_path)

@@ -11,7 +11,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
@@ -23,7 +23,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 #: Engines that speak the OpenAI chat-completions protocol, and their default base URLs.
-OPENAI_COMPATIBLE_ENGINES: dict[str, Optional[str]] = {
+OPENAI_COMPATIBLE_ENGINES: dict[str, str | None] = {
     "openai": None,
     "cloud": None,
     "vllm": "http://localhost:8000/v1",
@@ -31,7 +31,7 @@ OPENAI_COMPATIBLE_ENGINES: dict[str, Optional[str]] = {
     "ollama": "http://localhost:11434/v1",
     "llamacpp": "http://localhost:8080/v1",
 }
-ENGINES = tuple(OPENAI_COMPATIBLE_ENGINES) + ("local",)
+ENGINES = (*tuple(OPENAI_COMPATIBLE_ENGINES), "local")
 
 
 class SuiteError(Exception):
@@ -51,7 +51,7 @@ class Meta(_Strict):
     """Human-readable description."""
 
 
-def _temperature(value: Any) -> Union[float, str, None]:
+def _temperature(value: Any) -> float | str | None:
     """A model entry's ``temperature``: a finite number >= 0, or ``"omit"`` (never sent)."""
     if value is None or value == "omit":
         return "omit" if value is not None else None
@@ -69,48 +69,48 @@ class Defaults(_Strict):
     """Sampling temperature."""
     max_tokens: int = Field(2048, gt=0)
     """Maximum output tokens."""
-    system_prompt: Optional[str] = None
+    system_prompt: str | None = None
     """A system message prepended to every prompt."""
 
 
 class _Endpoint(_Strict):
     """Fields shared by ``[[models]]`` and ``[judge]`` for reaching an endpoint."""
 
-    engine: Optional[str] = None
+    engine: str | None = None
     """``openai`` (default; also ``vllm``, ``sglang``, ``ollama``, ``llamacpp``, ``cloud``) or ``local``."""
-    provider: Optional[str] = None
+    provider: str | None = None
     """Provider hint (informational; every remote engine uses the OpenAI protocol)."""
-    base_url: Optional[str] = None
+    base_url: str | None = None
     """OpenAI-compatible endpoint URL, e.g. ``http://gpu-node:8000/v1``."""
-    api_key: Optional[SecretStr] = None
+    api_key: SecretStr | None = None
     """API key. Prefer ``api_key_env`` so the key stays out of the suite file."""
-    api_key_env: Optional[str] = None
+    api_key_env: str | None = None
     """Name of an environment variable holding the API key."""
-    temperature: Optional[Union[float, Literal["omit"]]] = None
+    temperature: float | Literal["omit"] | None = None
     """Overrides ``[defaults].temperature``; ``"omit"`` never sends one. A number is sent even
     to a reasoning model (gpt-5*, o1*, o3*, o4*), whose temperature is otherwise left out."""
-    max_tokens: Optional[int] = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
     """Overrides ``[defaults].max_tokens``."""
-    token_param: Optional[Literal["max_tokens", "max_completion_tokens"]] = None
+    token_param: Literal["max_tokens", "max_completion_tokens"] | None = None
     """The parameter that carries the token limit; by default ``max_completion_tokens`` for
     reasoning models, ``max_tokens`` for the others."""
-    max_concurrency: Optional[int] = Field(None, gt=0)
+    max_concurrency: int | None = Field(None, gt=0)
     """Requests in flight to this endpoint from one pytest process (overrides ``[run]``)."""
-    model_path: Optional[str] = None
+    model_path: str | None = None
     """``engine = "local"`` only: a GGUF file to load instead of the bundled SmolLM2."""
-    price_in_per_mtok: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    price_in_per_mtok: float | None = Field(None, ge=0, allow_inf_nan=False)
     """USD per million prompt tokens (overrides the built-in price table)."""
-    price_out_per_mtok: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    price_out_per_mtok: float | None = Field(None, ge=0, allow_inf_nan=False)
     """USD per million completion tokens (overrides the built-in price table)."""
 
     @field_validator("temperature", mode="before")
     @classmethod
-    def _finite_temperature(cls, value: Any) -> Union[float, str, None]:
+    def _finite_temperature(cls, value: Any) -> float | str | None:
         return _temperature(value)
 
     @field_validator("engine")
     @classmethod
-    def _known_engine(cls, value: Optional[str]) -> Optional[str]:
+    def _known_engine(cls, value: str | None) -> str | None:
         if value is not None and value not in ENGINES:
             raise ValueError(f"unknown engine {value!r}; expected one of {', '.join(ENGINES)}")
         return value
@@ -127,8 +127,8 @@ class Judge(_Endpoint):
 
     model: str = "gpt-5-mini-2025-08-07"
     """Judge model id sent to the endpoint."""
-    temperature: Optional[Union[float, Literal["omit"]]] = 0.0
-    max_tokens: Optional[int] = Field(1024, gt=0)
+    temperature: float | Literal["omit"] | None = 0.0
+    max_tokens: int | None = Field(1024, gt=0)
 
     @field_validator("model")
     @classmethod
@@ -151,7 +151,7 @@ class ModelEntry(_Endpoint):
     """Stream responses, which gives time-to-first-token."""
     param_count_b: float = 0.0
     """Total parameters in billions (for MFU/MBU)."""
-    active_params_b: Optional[float] = None
+    active_params_b: float | None = None
     """Active parameters per token in billions (MoE); defaults to ``param_count_b``."""
     gpu_peak_tflops: float = 0.0
     """GPU peak FP16 TFLOPS."""
@@ -180,40 +180,40 @@ class BenchmarkEntry(_Strict):
 
     name: str = Field(min_length=1)
     """A built-in benchmark key, or the name of the benchmark defined in ``module``."""
-    module: Optional[str] = None
+    module: str | None = None
     """A user benchmark: a ``.py`` path (relative to the suite file) or a dotted module name."""
     backend: Literal["direct", "jarvis-direct"] = "direct"
     """How the model is called; only direct chat completions are supported."""
-    max_samples: Optional[int] = Field(None, gt=0)
+    max_samples: int | None = Field(None, gt=0)
     """Evaluate a seeded random subset of this size (ids stay stable)."""
-    split: Optional[str] = None
+    split: str | None = None
     """Override the dataset split."""
-    subset: Optional[str] = None
+    subset: str | None = None
     """Dataset subset/config (benchmark-specific)."""
-    record_ids: Optional[list[str]] = None
+    record_ids: list[str] | None = None
     """Evaluate only these record ids."""
-    data_files: Optional[Union[str, list[str]]] = None
+    data_files: str | list[str] | None = None
     """Local copies of the dataset in the hub schema, relative to the suite file."""
-    judge_model: Optional[str] = None
+    judge_model: str | None = None
     """Override ``[judge].model`` for this benchmark."""
-    temperature: Optional[float] = Field(None, ge=0, allow_inf_nan=False)
+    temperature: float | None = Field(None, ge=0, allow_inf_nan=False)
     """Highest-precedence temperature."""
-    max_tokens: Optional[int] = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
     """Highest-precedence max tokens."""
-    min_accuracy: Optional[float] = Field(None, ge=0.0, le=1.0)
+    min_accuracy: float | None = Field(None, ge=0.0, le=1.0)
     """Gate: every model must reach this accuracy on this benchmark."""
-    evaluator: Optional[str] = None
+    evaluator: str | None = None
     """Judge benchmark: the evaluator under test (``exact_match``, ``factuality``, ...);
     ``data_files`` then holds the gold set."""
-    kind: Optional[Literal["boolean", "choice", "score"]] = None
+    kind: Literal["boolean", "choice", "score"] | None = None
     """Judge benchmark: the case kind, where the evaluator does not fix it."""
-    scale: Optional[list[float]] = None
+    scale: list[float] | None = None
     """Judge benchmark: the score scale as ``[low, high]`` (e.g. ``[0, 4]``), where the evaluator does not fix it."""
     repeats: int = Field(1, ge=1)
     """Judge benchmark: run each item this many times and report consistency."""
-    database: Optional[str] = None
+    database: str | None = None
     """Judge benchmark with ``evaluator = "sql"``: the SQLite database (relative to the suite file)."""
-    agent: Optional[str] = None
+    agent: str | None = None
     """Reserved for agent backends (not supported yet)."""
     tools: list[str] = Field(default_factory=list)
     """Reserved for agent backends (not supported yet)."""
@@ -241,40 +241,40 @@ class Run(_Strict):
     """Where JSONL and summary files go (relative to the suite file's directory)."""
     seed: int = Field(42, ge=0)
     """Seed for the ``max_samples`` subset and option shuffles."""
-    max_concurrency: Optional[int] = Field(None, gt=0)
+    max_concurrency: int | None = Field(None, gt=0)
     """Requests in flight to one endpoint from one pytest process (default 32)."""
-    max_workers: Optional[int] = Field(None, gt=0)
+    max_workers: int | None = Field(None, gt=0)
     """Reference-suite spelling of ``max_concurrency``; used when that is unset."""
     max_retries: int = Field(4, ge=0)
     """Retries on 429, 5xx, timeouts and connection errors."""
     request_timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
     """Seconds one HTTP attempt may take as a whole, from sending to the reply's last byte."""
-    cache_dir: Optional[str] = None
+    cache_dir: str | None = None
     """Response cache location (default ``<output_dir>/.cache``)."""
     cache: bool = True
     """Use the on-disk response cache."""
     call_executor: Literal["auto", "thread", "process"] = "auto"
     """Where each pytest process runs its HTTP client: a background thread, or a helper
     process with its own GIL; ``auto`` picks the process for large, concurrent runs."""
-    max_error_rate: Optional[float] = Field(None, ge=0.0, le=1.0)
+    max_error_rate: float | None = Field(None, ge=0.0, le=1.0)
     """Gate: the share of errored samples per model x benchmark must not exceed this."""
-    max_exec_workers: Optional[int] = Field(None, gt=0)
+    max_exec_workers: int | None = Field(None, gt=0)
     """Parallel sandboxed code executions (default: number of cores)."""
     telemetry: bool = False
     """Measure GPU energy and utilisation around model calls (NVML)."""
     gpu_metrics: bool = False
     """Alias of ``telemetry`` kept for reference suites."""
-    gpu_devices: Optional[list[int]] = None
+    gpu_devices: list[int] | None = None
     """GPU indices to measure (default: all visible, honouring CUDA_VISIBLE_DEVICES)."""
     warmup_samples: int = Field(0, ge=0)
     """Reserved: untimed warm-up calls before measurement."""
     energy_vendor: str = ""
     """Reserved: energy vendor override (only NVIDIA/NVML is implemented)."""
-    max_turns: Optional[int] = None
+    max_turns: int | None = None
     """Reserved for agent backends."""
     wandb_project: str = ""
     wandb_entity: str = ""
-    wandb_tags: Union[str, list[str]] = ""
+    wandb_tags: str | list[str] = ""
     wandb_group: str = ""
     sheets_spreadsheet_id: str = ""
     sheets_worksheet: str = "Results"
@@ -289,8 +289,8 @@ class Run(_Strict):
 class BackendExternal(_Strict):
     """``[backend.external]``: endpoint fallback for models and the judge."""
 
-    base_url: Optional[str] = None
-    api_key: Optional[SecretStr] = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
 
 
 class Backend(_Strict):
@@ -304,7 +304,7 @@ class Suite(_Strict):
 
     meta: Meta = Field(default_factory=Meta)
     defaults: Defaults = Field(default_factory=Defaults)
-    judge: Optional[Judge] = None
+    judge: Judge | None = None
     run: Run = Field(default_factory=Run)
     backend: Backend = Field(default_factory=Backend)
     models: list[ModelEntry] = Field(min_length=1)
@@ -320,7 +320,8 @@ class Suite(_Strict):
             for i, key in enumerate(keys):
                 if key in seen:
                     j = seen[key]
-                    same = f"duplicate name {key!r}" if names[j] == names[i] else f"{names[j]!r} and {names[i]!r} both give {key!r}"
+                    same = (f"duplicate name {key!r}" if names[j] == names[i]
+                            else f"{names[j]!r} and {names[i]!r} both give {key!r}")
                     raise ValueError(f"{label}[{j}] and {label}[{i}]: {same} (used in test ids and file names)")
                 seen[key] = i
         problems = colliding_pairs([b.name for b in self.benchmarks], [m.name for m in self.models])

@@ -5,8 +5,9 @@ from __future__ import annotations
 import codecs
 import gzip
 import logging
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -83,8 +84,8 @@ def _quiet_datasets() -> Any:
 def load_rows(
     benchmark: Benchmark,
     files: Sequence[Path],
-    split: Optional[str],
-    subset: Optional[str],
+    split: str | None,
+    subset: str | None,
 ) -> Any:
     """Load the raw rows as a ``datasets.Dataset``: from ``files`` when given, else from the hub."""
     datasets = _quiet_datasets()
@@ -115,7 +116,7 @@ def load_rows(
         ) from exc
 
 
-def select(samples: list[Sample], record_ids: Optional[Sequence[str]], max_samples: Optional[int], seed: int) -> list[Sample]:
+def select(samples: list[Sample], record_ids: Sequence[str] | None, max_samples: int | None, seed: int) -> list[Sample]:
     """Apply ``record_ids`` then a seeded ``max_samples`` subset, keeping source order."""
     if record_ids is not None:
         wanted = set(record_ids)
@@ -131,11 +132,11 @@ def load_samples(
     benchmark: Benchmark,
     *,
     files: Sequence[Path] = (),
-    split: Optional[str] = None,
-    subset: Optional[str] = None,
+    split: str | None = None,
+    subset: str | None = None,
     seed: int = 42,
-    record_ids: Optional[Sequence[str]] = None,
-    max_samples: Optional[int] = None,
+    record_ids: Sequence[str] | None = None,
+    max_samples: int | None = None,
 ) -> tuple[list[Sample], int]:
     """Load, convert and select samples. Returns ``(samples, skipped_rows)``.
 

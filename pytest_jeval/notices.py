@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -30,7 +30,7 @@ def _family_chosen(config: pytest.Config) -> bool:
     return any(str(o).split("=", 1)[0].strip() == "junit_family" for o in overrides)
 
 
-def choose_junit_family(config: pytest.Config) -> Optional[str]:
+def choose_junit_family(config: pytest.Config) -> str | None:
     """Select the junit family for per-sample properties; return the terminal notice, if any.
 
     Called from the plugin's ``pytest_configure``, before pytest's junitxml plugin reads
@@ -58,7 +58,7 @@ def choose_junit_family(config: pytest.Config) -> Optional[str]:
 class Notices:
     """Registered on the controller: prints the notices once, in the terminal summary."""
 
-    def __init__(self, junit: Optional[str]) -> None:
+    def __init__(self, junit: str | None) -> None:
         self.junit = junit
 
     def lines(self, config: pytest.Config) -> list[str]:

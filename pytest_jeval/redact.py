@@ -24,7 +24,8 @@ from __future__ import annotations
 import collections
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -34,9 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTENT_FIELDS",
+    "KEY_ENV_VARS",
     "MARKER",
     "MIN_KEY_LENGTH",
-    "KEY_ENV_VARS",
     "contains_secret",
     "environment_without_keys",
     "known_keys",
@@ -73,7 +74,7 @@ _ordered: tuple[str, ...] = ()
 """The registered keys, longest first (so a key that contains another goes whole)."""
 
 
-def _value(key: Union[str, SecretStr, None]) -> Optional[str]:
+def _value(key: str | SecretStr | None) -> str | None:
     if key is None:
         return None
     text = key if isinstance(key, str) else key.get_secret_value()
@@ -81,7 +82,7 @@ def _value(key: Union[str, SecretStr, None]) -> Optional[str]:
     return text if len(text) >= MIN_KEY_LENGTH else None
 
 
-def register(*keys: Union[str, SecretStr, None]) -> list[str]:
+def register(*keys: str | SecretStr | None) -> list[str]:
     """Add keys to the registry (None and values shorter than :data:`MIN_KEY_LENGTH` are skipped).
 
     Returns the values added, for :func:`unregister`. Registration is counted: a key
@@ -112,14 +113,14 @@ def known_keys() -> tuple[str, ...]:
     return _ordered
 
 
-def plan_keys(plan: EvalPlan, environ: Optional[dict[str, str]] = None) -> list[Union[str, SecretStr, None]]:
+def plan_keys(plan: EvalPlan, environ: dict[str, str] | None = None) -> list[str | SecretStr | None]:
     """Every key ``plan`` may send, from every source :meth:`EvalPlan.endpoint_for` reads."""
     import os
 
     env = os.environ if environ is None else environ
     suite = plan.suite
     sources = [*suite.models, *([suite.judge] if suite.judge is not None else [])]
-    keys: list[Union[str, SecretStr, None]] = [suite.backend.external.api_key]
+    keys: list[str | SecretStr | None] = [suite.backend.external.api_key]
     for src in sources:
         keys.append(src.api_key)
         if src.api_key_env:
@@ -169,7 +170,7 @@ _PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = tuple(
 _TRIGGERS = tuple((i, t.lower()) for i, (triggers, _p, _r) in enumerate(_PATTERNS) for t in triggers)
 
 
-def redact_known(text: str, extra: Iterable[Union[str, SecretStr, None]] = ()) -> str:
+def redact_known(text: str, extra: Iterable[str | SecretStr | None] = ()) -> str:
     """``text`` with every registered key (and each of ``extra``) replaced by :data:`MARKER`."""
     keys = _ordered
     more = [v for v in (_value(k) for k in extra) if v is not None]
@@ -181,7 +182,7 @@ def redact_known(text: str, extra: Iterable[Union[str, SecretStr, None]] = ()) -
     return text
 
 
-def redact(text: str, *extra: Union[str, SecretStr, None]) -> str:
+def redact(text: str, *extra: str | SecretStr | None) -> str:
     """``text`` without known keys (the registry and ``extra``) and without key-looking strings."""
     if len(text) < MIN_KEY_LENGTH:
         return text
@@ -225,7 +226,7 @@ _KEY_NAME = re.compile(r"(?i)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)"
 """Variable names that say they hold a secret."""
 
 
-def environment_without_keys(environ: Optional[dict[str, str]] = None) -> dict[str, str]:
+def environment_without_keys(environ: dict[str, str] | None = None) -> dict[str, str]:
     """A copy of the environment (default ``os.environ``) for a child process, without every variable
     that holds a key: a name such as ``*_API_KEY``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, or a
     value that :func:`redact` would change (a registered key, a key shape, a URL with a password)."""
@@ -235,7 +236,7 @@ def environment_without_keys(environ: Optional[dict[str, str]] = None) -> dict[s
     return {k: v for k, v in env.items() if not _KEY_NAME.search(k) and redact(v) == v}
 
 
-def redact_reply(reply: Reply, *extra: Union[str, SecretStr, None]) -> Reply:
+def redact_reply(reply: Reply, *extra: str | SecretStr | None) -> Reply:
     """``reply`` with known keys (the registry and ``extra``, e.g. the endpoint's own key) cut out of
     its text and logprob tokens, before anything (scorer, cache, record) sees it."""
     import dataclasses

@@ -16,7 +16,8 @@ plan's keys (:func:`pytest_jeval.redact.register_plan`) and a plugin that
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Generator, Optional
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -59,7 +60,8 @@ def scrub(value: Any, depth: int = 0) -> Any:
 def scrub_report(report: pytest.TestReport | pytest.CollectReport) -> None:
     """Redact a report in place: traceback, sections, user properties and the jeval record."""
     longrepr = report.longrepr
-    if longrepr is not None and not isinstance(longrepr, (str, tuple)) and not type(longrepr).__module__.startswith("_pytest."):
+    if (longrepr is not None and not isinstance(longrepr, (str, tuple))
+            and not type(longrepr).__module__.startswith("_pytest.")):
         text = str(longrepr)  # another plugin's TerminalRepr: keep it unless it holds a secret
         if redact(text) != text:
             report.longrepr = redact(text)
@@ -70,10 +72,10 @@ def scrub_report(report: pytest.TestReport | pytest.CollectReport) -> None:
         report.user_properties = scrub(list(report.user_properties))
         wasxfail = getattr(report, "wasxfail", None)
         if isinstance(wasxfail, str):
-            report.wasxfail = redact(wasxfail)  # type: ignore[attr-defined]
+            report.wasxfail = redact(wasxfail)
     record = getattr(report, "jeval_record", None)
     if isinstance(record, dict):
-        report.jeval_record = redact_record(record)  # type: ignore[attr-defined]
+        report.jeval_record = redact_record(record)  # type: ignore[union-attr]  # set by the jeval plugin
 
 
 class _RedactingStream:
@@ -127,17 +129,21 @@ class RedactionPlugin:
         self.keys = keys
         self.factory = _RecordFactory(logging.getLogRecordFactory())
         logging.setLogRecordFactory(self.factory)
-        self._stream: Optional[tuple[Any, Any]] = None
+        self._stream: tuple[Any, Any] | None = None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         """Outermost wrapper: the report leaves clean, jeval record included."""
         report = yield
         scrub_report(report)
         return report
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         """Collection errors (a benchmark module that fails to import, ...) leave clean too."""
         report = yield
         scrub_report(report)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,3 +47,16 @@ class Score:
     def unscorable(cls, reason: str, expected: Any = None, **metadata: Any) -> Score:
         """A score for a reply from which nothing could be extracted."""
         return cls(correct=None, expected=expected, metadata={"unscored_reason": reason, **metadata})
+
+
+class ScoreSink(Protocol):
+    """The type of the ``score`` fixture: call it once with the sample's :class:`Score`.
+
+    A wrong or unscored answer fails the test item (after the score is recorded)::
+
+        def test_capitals(sample: Sample, response: Reply, score: ScoreSink) -> None:
+            score(Score(correct=response.text.strip() == sample.target))
+    """
+
+    def __call__(self, result: Score, /) -> None:
+        """Record ``result`` as this sample's score."""

@@ -11,15 +11,16 @@ import contextlib
 import json
 import re
 import textwrap
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 import openai  # noqa: F401  (imported here once: pytester's in-process runs drop the modules they import,
 import pytest  #   so without this every run would import the openai client again, about a second each)
 
-import pytest_jeval.collect  # noqa: F401
-import pytest_jeval.plugin  # noqa: F401
+import pytest_jeval.collect
+import pytest_jeval.plugin
 import pytest_jeval.writer  # noqa: F401
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message, message_text
 
@@ -40,7 +41,7 @@ class Router:
     """Responder: ``model(prompt)`` answers for the model, ``judge(prompt)`` for the judge."""
 
     model: Answerer
-    judge: Optional[Answerer] = None
+    judge: Answerer | None = None
     judge_prompts: list[str] = field(default_factory=list)
     model_prompts: list[str] = field(default_factory=list)
 
@@ -138,7 +139,7 @@ api_key = "x"
 
 
 @contextlib.contextmanager
-def serve(pytester: pytest.Pytester, model: Answerer, judge: Optional[Answerer] = None) -> Iterator[Project]:
+def serve(pytester: pytest.Pytester, model: Answerer, judge: Answerer | None = None) -> Iterator[Project]:
     """A project whose server answers as the model with ``model`` and as the judge with ``judge``."""
     router = Router(model, judge)
     with FakeOpenAIServer(router, models=(MODEL, JUDGE)) as server:

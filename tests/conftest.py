@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 # Imported once here: pytester's in-process runs drop the modules they import, and re-importing
 # datasets (pyarrow extension types) or scipy (C extensions) in the same process fails.
@@ -16,14 +17,13 @@ import openai  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
 
-import pytest_jeval.benchmark  # noqa: F401
-import pytest_jeval.catalog  # noqa: F401
-import pytest_jeval.collect  # noqa: F401
-import pytest_jeval.plan  # noqa: F401
-import pytest_jeval.records  # noqa: F401
-import pytest_jeval.runtime  # noqa: F401
+import pytest_jeval.benchmark
+import pytest_jeval.catalog
+import pytest_jeval.collect
+import pytest_jeval.plan
+import pytest_jeval.records
+import pytest_jeval.runtime
 import pytest_jeval.writer  # noqa: F401
-
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, Fault, last_user_message
 
@@ -38,7 +38,7 @@ def test_data() -> Path:
     return TEST_DATA
 
 
-def local_model_skip_reason() -> Optional[str]:
+def local_model_skip_reason() -> str | None:
     """Why the bundled local model cannot run here (no llama-cpp-python, or no SmolLM2 GGUF), or None when it can."""
     from pytest_jeval.engines.local import LocalModelError, check_llama_cpp, find_bundled_gguf
 

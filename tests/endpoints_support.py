@@ -13,7 +13,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -99,7 +99,7 @@ class MiniProject:
     pytester: pytest.Pytester
     server: FakeOpenAIServer
 
-    def write(self, *, questions: Optional[list[str]] = None, options: str = "{}", model: str = "test-model",
+    def write(self, *, questions: list[str] | None = None, options: str = "{}", model: str = "test-model",
               model_extra: str = "", run_extra: str = "", judge: str = "", head: str = "",
               timeout: float = 5) -> Path:
         """Write data, module and ``suite.toml``; ``questions`` adds rows ``x1``, ``x2``, ... with those questions."""
@@ -130,7 +130,7 @@ class MiniProject:
         path.write_text(textwrap.dedent(suite))
         return path
 
-    def judge_table(self, model: Optional[str] = None, extra: str = "") -> str:
+    def judge_table(self, model: str | None = None, extra: str = "") -> str:
         """A ``[judge]`` table on the same server (the default judge model unless ``model`` is given)."""
         name = f'model = "{model}"\n' if model else ""
         return f'\n[judge]\n{name}base_url = "{self.server.base_url}"\n{extra}\n'

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 import pytest
 
@@ -116,7 +117,7 @@ class Project:
         path.write_text(textwrap.dedent(text))
         return path
 
-    def run(self, *args: str, suite: Optional[Path] = None, subprocess: bool = False) -> pytest.RunResult:
+    def run(self, *args: str, suite: Path | None = None, subprocess: bool = False) -> pytest.RunResult:
         """``pytest --jeval-config suite.toml ARGS``, in this process (fast) or in a subprocess."""
         argv = ("--jeval-config", str(suite or self.path / "suite.toml"), *args)
         return self.pytester.runpytest_subprocess(*argv) if subprocess else self.pytester.runpytest(*argv)

@@ -17,12 +17,13 @@ import textwrap
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from conftest import outcome_ids
+
 from pytest_jeval import LoadContext, Sample
 from pytest_jeval.benchmarks import _codeexec
 from pytest_jeval.benchmarks import bench_humaneval as he

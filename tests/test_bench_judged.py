@@ -8,12 +8,12 @@ must score.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
-
 from bench_support import DATA, serve
 from conftest import outcome_ids
+
 from pytest_jeval.benchmarks import bench_gaia, bench_hle, bench_wildchat
 from pytest_jeval.dataset import load_samples
 from pytest_jeval.scoring.llm_judge.prompts import (

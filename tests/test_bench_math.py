@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-
 from bench_support import DATA, serve
 from conftest import outcome_ids
+
 from pytest_jeval.benchmarks import bench_natural_reasoning
 from pytest_jeval.dataset import load_samples
 

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from bench_support import DATA, options_in, mcq_answerer, serve
+from bench_support import DATA, mcq_answerer, options_in, serve
 from conftest import outcome_ids
+
 from pytest_jeval.benchmarks import bench_gpqa, bench_mmlu_pro, bench_truthfulqa_mc
 from pytest_jeval.dataset import load_samples
 

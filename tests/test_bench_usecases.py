@@ -12,8 +12,9 @@ import functools
 import importlib
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

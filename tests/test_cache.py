@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import pytest
 # Loaded once here: pytester's in-process runs drop the modules they import, so without
 # this every run would import openai and scipy.stats again (seconds on a busy machine).
-import openai  # noqa: F401
+import openai
 import openai.resources.chat  # noqa: F401
+import pytest
 import scipy.stats  # noqa: F401
+from conftest import SECRET, GsmScript, gsm_rows
 from pydantic import SecretStr
 
-from conftest import SECRET, GsmScript, gsm_rows
 from pytest_jeval.engines.base import Reply, TokenLogprob
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.runner.cache import ResponseCache
@@ -84,7 +85,7 @@ def project(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("executor", ["thread", "process"])
 def test_rerun_of_unchanged_suite_sends_nothing(project: CacheProject, executor: str) -> None:
     suite = project.suite(run=f'call_executor = "{executor}"')
-    first, sent = project.run(suite=suite)
+    _first, sent = project.run(suite=suite)
     assert sent == N
     live = project.records()
     assert len(project.entries()) == N
@@ -146,7 +147,7 @@ def test_corrupt_or_partial_entries_are_ignored_and_rewritten(project: CacheProj
 def test_no_temporary_files_are_left(project: CacheProject) -> None:
     project.run()
     cache = project.pytester.path / "out" / ".cache"
-    leftovers = [p for p in cache.rglob("*") if p.is_file() and not p.name.endswith(".json") or p.name.startswith(".tmp-")]
+    leftovers = [p for p in cache.rglob("*") if (p.is_file() and not p.name.endswith(".json")) or p.name.startswith(".tmp-")]
     assert not leftovers
     assert len(project.entries()) == N
 

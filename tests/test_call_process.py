@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 # Loaded once here: pytester's in-process runs drop the modules they import.
-import openai  # noqa: F401
+import openai
 import openai.resources.chat  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
+from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 from pydantic import SecretStr
 
-from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.runner.callproc import ProcessCallScheduler
@@ -117,7 +117,6 @@ def test_xdist_workers_each_run_a_call_process(project: Project) -> None:
     with FakeOpenAIServer(script, api_key=SECRET, latency=0.3) as server:
         serial = project.pytester.runpytest("--jeval-config", str(project.suite(server, "serial", "thread", 4)))
         serial.assert_outcomes(passed=28, failed=2)
-        before = server.request_count
         server.reset_stats()
         result = project.pytester.runpytest(
             "--jeval-config", str(project.suite(server, "xdist", "process", 4)), "-n", "2")

@@ -173,7 +173,7 @@ def test_compare_mcnemar_textbook_chi_square(capsys: pytest.CaptureFixture[str],
 def test_compare_mcnemar_exact_worked_example(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # b=1, c=9: under H0 b ~ Binomial(10, 1/2); two-sided p = 2 * (C(10,0) + C(10,1)) / 2^10 = 22/1024.
     first, second = paired_runs(tmp_path, both=5, a_only=1, b_only=9, neither=5)
-    code, out, _ = run(capsys, "compare", first, second, "--json")
+    _code, out, _ = run(capsys, "compare", first, second, "--json")
     result = json.loads(out)
     test = result["paired"][0]["mcnemar"]
     assert (test["b"], test["c"], test["method"]) == (1, 9, "exact")
@@ -184,7 +184,7 @@ def test_compare_mcnemar_exact_worked_example(capsys: pytest.CaptureFixture[str]
 
 def test_compare_three_files_pairs_each_with_the_first(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     third = write_run(tmp_path / "toy_c.jsonl", [True] * 3, "c")
-    code, out, _ = run(capsys, "compare", A, B, third, "--json", "--resamples", "100")
+    _code, out, _ = run(capsys, "compare", A, B, third, "--json", "--resamples", "100")
     result = json.loads(out)
     assert [(p["first"], p["other"]) for p in result["paired"]] == [("A", "B"), ("A", "C")]
     assert result["shared"] == 0 and result["warning"] == "the files come from different benchmarks"
@@ -227,7 +227,7 @@ def test_list_benchmarks_and_evaluators(capsys: pytest.CaptureFixture[str], monk
 
 
 def test_list_the_real_evaluator_registry(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "list", "--json")
+    _code, out, _ = run(capsys, "list", "--json")
     evaluators = {e["name"]: e for e in json.loads(out)["evaluators"]}
     assert evaluators["sql"]["category"] == "code" and evaluators["factuality"]["scale"] == "A/B/C/D/E"
 
@@ -290,7 +290,7 @@ def test_registry_names() -> None:
 
 def test_accuracy_stats_mean_is_accuracy(capsys: pytest.CaptureFixture[str]) -> None:
     # quickstart model-a: 8 correct, 3 wrong, 1 unscored; the unscored answer scores 0 in both
-    code, out, _ = run(capsys, "summarize", A, "--json")
+    _code, out, _ = run(capsys, "summarize", A, "--json")
     summary = json.loads(out)
     assert summary["unscored"] == 1
     assert summary["accuracy_stats"]["mean"] == summary["accuracy"] == 8 / 12

@@ -109,7 +109,7 @@ def test_rescore_refuses_a_file_with_bad_lines(tmp_path: Path, capsys: pytest.Ca
 
 def test_report_skips_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = with_bad_lines(tmp_path)
-    code, out, err = run(capsys, "report", path, "-o", tmp_path / "r.html")
+    code, _out, err = run(capsys, "report", path, "-o", tmp_path / "r.html")
     assert code == 1 and (tmp_path / "r.html").is_file()
     assert f"{path}:9:" in err
 

@@ -11,12 +11,12 @@ from typing import Any
 
 # Loaded once here: pytester's in-process runs drop the modules they import, so without
 # this every run would import openai and scipy.stats again (seconds on a busy machine).
-import openai  # noqa: F401
+import openai
 import openai.resources.chat  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
-
 from conftest import SECRET, GsmScript, chat_requests, gsm_rows
+
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, last_user_message
 
 SUITE = """

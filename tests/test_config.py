@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import JevalProject, chat_requests
+
 from pytest_jeval.config import SuiteError, parse_suite
 from pytest_jeval.plan import EvalPlan
 

@@ -6,7 +6,6 @@ import hashlib
 from pathlib import Path
 
 import pytest
-
 from conftest import TEST_DATA
 
 COPIED = sorted(p.parent for p in TEST_DATA.glob("*/LICENSE"))

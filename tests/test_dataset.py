@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import JevalProject
+
 from pytest_jeval.benchmarks.bench_gsm8k import BENCHMARK as GSM8K
 from pytest_jeval.dataset import DatasetLoadError, load_samples
 

@@ -7,12 +7,12 @@ in the ``openai`` client is patched.
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
-import openai  # noqa: F401  (loaded once: pytester's in-process runs drop the modules they import)
+import openai
 import pytest
-
 from endpoints_support import MODES, ROWS, MiniProject, respond
+
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, reasoning_rejection
 
 

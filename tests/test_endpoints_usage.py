@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import openai  # noqa: F401  (loaded once: pytester's in-process runs drop the modules they import)
 import pytest
+from endpoints_support import ROWS, MiniProject, respond
 from pydantic import SecretStr
 
-from endpoints_support import ROWS, MiniProject, respond
 from pytest_jeval.client import ModelClient
 from pytest_jeval.config import SuiteError, parse_suite
-from pytest_jeval.engines.settings import adapt, build_request, is_reasoning_model
 from pytest_jeval.engines.openai_compat import Endpoint
+from pytest_jeval.engines.settings import adapt, build_request, is_reasoning_model
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 

@@ -6,8 +6,9 @@ Every expected number below is worked out by hand from the scripted verdicts.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -29,7 +30,7 @@ from pytest_jeval.judge_bench.summary import AUTO_ACCEPT, ECE_BINS, REVIEW_HIGH,
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 
-def YES_NO(p_yes: float) -> list[tuple[str, float]]:  # noqa: N802
+def YES_NO(p_yes: float) -> list[tuple[str, float]]:
     """Top alternatives of a Yes/No verdict token."""
     return [("Yes", p_yes), ("No", 1 - p_yes)]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pytest
 
@@ -20,8 +21,8 @@ from pytest_jeval.judge_bench.evaluators.tool_calls import check_call, parse_cal
 DATA = Path(__file__).resolve().parents[1] / "pytest_jeval" / "judge_bench" / "data"
 
 
-def judge(name: str, kind: Optional[str] = None, scale: Optional[list[float]] = None,
-          chat: Optional[Callable[[Any], Reply]] = None, **item: Any) -> Judgment:
+def judge(name: str, kind: str | None = None, scale: list[float] | None = None,
+          chat: Callable[[Any], Reply] | None = None, **item: Any) -> Judgment:
     ev = get_evaluator(name)
     spec = ev.spec(kind, scale)
     fields = {k: item.pop(k) for k in ("input", "output", "expected", "context", "criteria", "data_dir") if k in item}
@@ -60,7 +61,7 @@ def test_registry_declares_kinds_and_scales() -> None:
     ("llm_judge", None, [4, 0], "scale"),
     ("llm_judge", None, [0, 2.5], "scale"),
 ])
-def test_setup_errors_name_the_key(name: str, kind: Optional[str], scale: Optional[list[float]], key: str) -> None:
+def test_setup_errors_name_the_key(name: str, kind: str | None, scale: list[float] | None, key: str) -> None:
     with pytest.raises(JudgeSetupError) as info:
         get_evaluator(name).spec(kind, scale)
     assert info.value.key == key
@@ -208,7 +209,7 @@ def test_parallel_calls_match_in_any_order() -> None:
 
 
 # -- LLM evaluators against a scripted chat ------------------------------------------------------
-def scripted(*texts: str, p: Optional[dict[str, float]] = None) -> tuple[Callable[[Any], Reply], list[Any]]:
+def scripted(*texts: str, p: dict[str, float] | None = None) -> tuple[Callable[[Any], Reply], list[Any]]:
     """A chat that answers ``texts`` in turn; ``p`` gives top logprobs at every label-like last token."""
     prompts: list[Any] = []
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from test_judging_support import KEY, JudgeScript, SuiteRun, run_suite, suite_text, verdict_answer

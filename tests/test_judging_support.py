@@ -14,9 +14,10 @@ import re
 import sys
 import textwrap
 import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, Fault, 
 KEY = "sk-judge-test-key"
 
 
-def verdict_answer(before: str, token: str, alternatives: Optional[Sequence[tuple[str, float]]] = None,
+def verdict_answer(before: str, token: str, alternatives: Sequence[tuple[str, float]] | None = None,
                    after: str = "") -> Answer:
     """A reply ``before + token + after`` whose verdict token has the given (token, probability) alternatives.
 

@@ -7,14 +7,14 @@ plugin's per-sample properties need xunit1, which it selects unless the user cho
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import openai  # noqa: F401  (loaded once: pytester's in-process runs drop the modules they import)
 import pytest
 import xmlschema
-
 from endpoints_support import ROWS, MiniProject, respond
+
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 SCHEMAS = Path(__file__).parent / "data" / "junit"

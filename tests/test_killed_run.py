@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from conftest import SECRET, GsmScript, chat_requests, gsm_rows
+
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
 
 

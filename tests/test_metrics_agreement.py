@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_jeval.metrics import cohen_kappa
-from pytest_jeval.metrics import consistency
+from pytest_jeval.metrics import cohen_kappa, consistency
 
 SEEDS = range(15)
 SCALE = [0, 1, 2, 3, 4]

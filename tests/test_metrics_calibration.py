@@ -7,9 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pytest_jeval.metrics import brier_score
-from pytest_jeval.metrics import expected_calibration_error
-from pytest_jeval.metrics import reliability_bins
+from pytest_jeval.metrics import brier_score, expected_calibration_error, reliability_bins
 
 SEEDS = range(15)
 TOL = 1e-9

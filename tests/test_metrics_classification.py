@@ -9,11 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_jeval.metrics import accuracy
-from pytest_jeval.metrics import confusion_matrix
-from pytest_jeval.metrics import mean_absolute_error
-from pytest_jeval.metrics import precision_recall_f1
-from pytest_jeval.metrics import signed_mean_error
+from pytest_jeval.metrics import accuracy, confusion_matrix, mean_absolute_error, precision_recall_f1, signed_mean_error
 
 SEEDS = range(15)
 TOL = 1e-9

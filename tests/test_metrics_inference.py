@@ -9,12 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_jeval.metrics import McNemarResult
-from pytest_jeval.metrics import accuracy
-from pytest_jeval.metrics import bootstrap_interval
-from pytest_jeval.metrics import mcnemar
-from pytest_jeval.metrics import metric_stats
-from pytest_jeval.metrics import wilson_interval
+from pytest_jeval.metrics import McNemarResult, accuracy, bootstrap_interval, mcnemar, metric_stats, wilson_interval
 
 # -- Wilson ------------------------------------------------------------------------
 

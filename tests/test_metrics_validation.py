@@ -9,18 +9,20 @@ import numpy as np
 import pytest
 
 import pytest_jeval.metrics as metrics
-from pytest_jeval.metrics import accuracy
-from pytest_jeval.metrics import bootstrap_interval
-from pytest_jeval.metrics import brier_score
-from pytest_jeval.metrics import cohen_kappa
-from pytest_jeval.metrics import confusion_matrix
-from pytest_jeval.metrics import consistency
-from pytest_jeval.metrics import expected_calibration_error
-from pytest_jeval.metrics import mcnemar
-from pytest_jeval.metrics import mean_absolute_error
-from pytest_jeval.metrics import precision_recall_f1
-from pytest_jeval.metrics import reliability_bins
-from pytest_jeval.metrics import signed_mean_error
+from pytest_jeval.metrics import (
+    accuracy,
+    bootstrap_interval,
+    brier_score,
+    cohen_kappa,
+    confusion_matrix,
+    consistency,
+    expected_calibration_error,
+    mcnemar,
+    mean_absolute_error,
+    precision_recall_f1,
+    reliability_bins,
+    signed_mean_error,
+)
 
 # Each entry: a call taking two same-kind sequences.
 PAIRED: dict[str, Callable[[Any, Any], Any]] = {

@@ -6,7 +6,6 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from conftest import SECRET, JevalProject, chat_requests, outcome_ids
 
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import aiohttp
 import pytest
-
 from conftest import REPO, JevalProject
+
 from pytest_jeval.metrics import confusion_matrix, reliability_bins
 from pytest_jeval.report import load_result, write_report
 from pytest_jeval.report._data import judge_view
@@ -332,5 +332,5 @@ def test_judge_plots_without_the_judge_metrics_match_them() -> None:
     assert a is not None and b is not None
     assert a.bins == b.bins and a.ece == pytest.approx(b.ece)
     assert (a.matrix, a.labels) == (b.matrix, b.labels)
-    assert sum(a.matrix, []) == judge_expectations()[1] and a.labels == [True, False]
+    assert [n for row in a.matrix for n in row] == judge_expectations()[1] and a.labels == [True, False]
     assert judge_view(load_result(FIXTURES[0])) is None

@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pytest
-
 from bench_support import DATA, MODEL, serve
+
 from pytest_jeval.catalog import builtin_benchmarks
 from pytest_jeval.cli import main
 from pytest_jeval.cli._rescore import rescore_record
@@ -112,7 +113,7 @@ def coding_assistant_answer(prompt: str) -> str:
 
 
 #: benchmark -> (data files, or a writer of them; model replies; judge replies; needs --data for rescore)
-CASES: dict[str, tuple[Any, Answer, Optional[Answer], bool]] = {
+CASES: dict[str, tuple[Any, Answer, Answer | None, bool]] = {
     "gsm8k": (gsm8k_rows, gsm8k_answer, None, False),
     "math500": (math500_rows, math500_answer, None, False),
     "gpqa": ("gpqa/gpqa_diamond.csv", MCQ_MODEL, MCQ_JUDGE, False),
@@ -239,7 +240,7 @@ def test_rescore_without_scorer_needs_a_builtin_benchmark(tmp_path: Path, capsys
 
 # -- judge verdicts ------------------------------------------------------------------------------
 
-def gaia_judged(output: str, verdict: Optional[bool], answer: str = "seven", gold: str = "7") -> dict[str, Any]:
+def gaia_judged(output: str, verdict: bool | None, answer: str = "seven", gold: str = "7") -> dict[str, Any]:
     """A GAIA record whose exact match failed and whose judge gave ``output``."""
     meta = {"extracted": answer, "method": "judge" if verdict is not None else "exact_match",
             "judge_model": "j", "judge_output": output, "judge_verdict": verdict, "judge_parse": "correct_line",

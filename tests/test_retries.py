@@ -17,17 +17,18 @@ import socket
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
-import pytest
 # Loaded once here: pytester's in-process runs drop the modules they import, so without
 # this every run would import openai and scipy.stats again (seconds on a busy machine).
-import openai  # noqa: F401
+import openai
 import openai.resources.chat  # noqa: F401
+import pytest
 import scipy.stats  # noqa: F401
-
 from conftest import SECRET, GsmScript, chat_requests, gsm_rows
+
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, Fault, FaultInjector, last_user_message
 
 
@@ -38,8 +39,8 @@ class Flaky:
     get the script's normal answer. ``always[i]`` is a fault for every attempt.
     """
 
-    def __init__(self, script: GsmScript, faults: Optional[dict[int, list[Fault]]] = None,
-                 always: Optional[dict[int, Fault]] = None) -> None:
+    def __init__(self, script: GsmScript, faults: dict[int, list[Fault]] | None = None,
+                 always: dict[int, Fault] | None = None) -> None:
         self.script = script
         self.faults = faults or {}
         self.always = always or {}

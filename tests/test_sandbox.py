@@ -18,6 +18,7 @@ import pytest
 
 from pytest_jeval.sandbox import (
     ExecResult,
+    _isolation,
     build_humaneval_program,
     check_humaneval,
     execution_reason,
@@ -26,7 +27,6 @@ from pytest_jeval.sandbox import (
     run_python,
     score_execution,
 )
-from pytest_jeval.sandbox import _isolation
 
 LINUX = sys.platform.startswith("linux")
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

@@ -24,8 +24,7 @@ import pytest
 from pytest_jeval import LoadContext
 from pytest_jeval.benchmarks import bench_coding_assistant as ca
 from pytest_jeval.benchmarks import bench_livecodebench as lcb
-from pytest_jeval.sandbox import check_humaneval, execution_reason, isolation, run_many, run_python
-from pytest_jeval.sandbox import _files
+from pytest_jeval.sandbox import _files, check_humaneval, execution_reason, isolation, run_many, run_python
 
 HERE = pathlib.Path(__file__).resolve().parent
 LCB_FILE = HERE / "data" / "livecodebench" / "code_generation_lite_sample.jsonl"

@@ -23,7 +23,6 @@ from pytest_jeval.scoring.math_equiv import (
     score_math,
 )
 
-
 MATH500 = pathlib.Path(__file__).resolve().parent / "data" / "math500" / "test.jsonl"
 
 

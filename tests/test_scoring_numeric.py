@@ -15,7 +15,6 @@ from pytest_jeval.scoring.numeric import (
     score_numeric,
 )
 
-
 GSM8K = pathlib.Path(__file__).resolve().parent / "data" / "gsm8k" / "test.jsonl"
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from bench_support import serve
 from conftest import outcome_ids
+
 from pytest_jeval.scoring.llm_judge.prompts import parse_simpleqa_grade
 from pytest_jeval.scoring.math_equiv import compare_math, final_math_answer, normalize_latex, score_math
 from pytest_jeval.scoring.numeric import extract_final_number, score_numeric

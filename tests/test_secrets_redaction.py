@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import socket
 import sys
 import textwrap
@@ -22,6 +21,7 @@ from pydantic import SecretStr
 
 from pytest_jeval import redact as redact_mod
 from pytest_jeval.config import parse_suite
+from pytest_jeval.engines.base import EndpointError
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.redact import MARKER, redact, redact_record, register, unregister
 from pytest_jeval.redact_plugin import RedactionPlugin
@@ -258,7 +258,7 @@ def test_live_helper_has_no_key_in_environ_or_cmdline(monkeypatch: pytest.Monkey
                 conn.settimeout(5)
                 proxy_seen.append(conn.recv(65536))
                 conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            with pytest.raises(Exception):
+            with pytest.raises(EndpointError):
                 future.result(timeout=10)
         finally:
             scheduler.close()

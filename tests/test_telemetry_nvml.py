@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
 import time
 import types
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,7 +21,7 @@ from pytest_jeval.telemetry.nvml import GpuSampler
 class NVMLError(Exception):
     """Mimics pynvml.NVMLError: carries an error code, prints its name."""
 
-    _names = {3: "Not Supported", 15: "GPU is lost", 12: "NVML Shared Library Not Found"}
+    _names: ClassVar[dict[int, str]] = {3: "Not Supported", 15: "GPU is lost", 12: "NVML Shared Library Not Found"}
 
     def __init__(self, value: int = 999) -> None:
         super().__init__(value)
@@ -30,12 +31,12 @@ class NVMLError(Exception):
         return self._names.get(self.value, "Unknown Error")
 
 
-class NVMLError_NotSupported(NVMLError):  # noqa: N801, N818 - pynvml's spelling
+class NVMLError_NotSupported(NVMLError):
     def __init__(self) -> None:
         super().__init__(3)
 
 
-class NVMLError_GpuIsLost(NVMLError):  # noqa: N801, N818
+class NVMLError_GpuIsLost(NVMLError):
     def __init__(self) -> None:
         super().__init__(15)
 
@@ -80,45 +81,45 @@ class FakeNvml(types.ModuleType):
             raise NVMLError_GpuIsLost()
         return gpu
 
-    def nvmlInit(self) -> None:  # noqa: N802 - pynvml names
+    def nvmlInit(self) -> None:
         if self.init_error is not None:
             raise NVMLError(self.init_error)
         self.inits += 1
 
-    def nvmlShutdown(self) -> None:  # noqa: N802
+    def nvmlShutdown(self) -> None:
         self.shutdowns += 1
 
-    def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+    def nvmlDeviceGetCount(self) -> int:
         return len(self.gpus)
 
-    def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeGpu:  # noqa: N802
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeGpu:
         return self.gpus[index]
 
-    def nvmlDeviceGetHandleByUUID(self, uuid: str) -> FakeGpu:  # noqa: N802
+    def nvmlDeviceGetHandleByUUID(self, uuid: str) -> FakeGpu:
         for gpu in self.gpus:
             if gpu.uuid.lower() == uuid.lower():
                 return gpu
         raise NVMLError(6)
 
-    def nvmlDeviceGetUUID(self, gpu: FakeGpu) -> bytes:  # noqa: N802
+    def nvmlDeviceGetUUID(self, gpu: FakeGpu) -> bytes:
         return gpu.uuid.encode()  # old pynvml versions return bytes
 
-    def nvmlDeviceGetName(self, gpu: FakeGpu) -> str:  # noqa: N802
+    def nvmlDeviceGetName(self, gpu: FakeGpu) -> str:
         return gpu.name
 
-    def nvmlDeviceGetTotalEnergyConsumption(self, gpu: FakeGpu) -> int:  # noqa: N802
+    def nvmlDeviceGetTotalEnergyConsumption(self, gpu: FakeGpu) -> int:
         self._check(gpu)
         if gpu.energy_j is None:
             raise NVMLError_NotSupported()
         return round(gpu.energy_j(self.now) * 1000)
 
-    def nvmlDeviceGetPowerUsage(self, gpu: FakeGpu) -> int:  # noqa: N802
+    def nvmlDeviceGetPowerUsage(self, gpu: FakeGpu) -> int:
         return round(self._check(gpu).power_w(self.now) * 1000)
 
-    def nvmlDeviceGetUtilizationRates(self, gpu: FakeGpu) -> Any:  # noqa: N802
+    def nvmlDeviceGetUtilizationRates(self, gpu: FakeGpu) -> Any:
         return types.SimpleNamespace(gpu=self._check(gpu).util(self.now), memory=0)
 
-    def nvmlDeviceGetMemoryInfo(self, gpu: FakeGpu) -> Any:  # noqa: N802
+    def nvmlDeviceGetMemoryInfo(self, gpu: FakeGpu) -> Any:
         self._check(gpu)
         return types.SimpleNamespace(used=1 << 30, total=1 << 34, free=(1 << 34) - (1 << 30))
 
@@ -167,7 +168,7 @@ def drive(sampler: GpuSampler, fake: FakeNvml, times: Iterable[float]) -> None:
 
 
 def grid(end: float, step: float = 0.05) -> list[float]:
-    return [round(k * step, 10) for k in range(1, int(round(end / step)) + 1)]
+    return [round(k * step, 10) for k in range(1, round(end / step) + 1)]
 
 
 # -- energy --------------------------------------------------------------
@@ -316,7 +317,7 @@ def test_background_thread_polls_and_survives_a_lost_gpu(
     sampler.stop()
     series = sampler.samples(0)
     assert len(series) >= 10
-    gaps = [b.t - a.t for a, b in zip(series, series[1:], strict=False)]
+    gaps = [b.t - a.t for a, b in itertools.pairwise(series)]
     assert min(gaps) > 0 and sorted(gaps)[len(gaps) // 2] < 0.05
     assert sampler.measured_devices[1].failed_at is not None
     assert fake.shutdowns == 1

@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 import pytest
-
 from conftest import JevalProject
 from test_telemetry_nvml import FakeGpu, FakeNvml
 

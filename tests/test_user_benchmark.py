@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
-
 from conftest import REPO
+
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, lookup_responder
 
 

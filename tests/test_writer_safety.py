@@ -8,17 +8,17 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 import pytest
+from results_support import KEY, MODELS, Project, Script, project, snapshot  # noqa: F401
 
 from pytest_jeval.config import SuiteError, parse_suite
 from pytest_jeval.engines.base import Reply
 from pytest_jeval.results.files import UnsafePathError
 from pytest_jeval.runner.cache import ResponseCache
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer
-from results_support import KEY, MODELS, Project, Script, project, snapshot  # noqa: F401
 
 
 def test_dry_runs_write_delete_and_send_nothing(project: Project) -> None:
@@ -147,7 +147,7 @@ def test_crashed_worker_is_an_error_record_that_resume_retries(project: Project,
     assert p.records()["calc-2"]["is_correct"] is True and p.summary()["errors"] == 0
 
 
-def _full_disk(folder: Path) -> Optional[object]:
+def _full_disk(folder: Path) -> object | None:
     """A 24 KiB tmpfs on ``folder`` (None), else a 16 KB file-size limit for the run (the preexec function)."""
     if _mount(folder, "size=24k"):
         return None

@@ -28,7 +28,8 @@ import os
 import re
 import textwrap
 import threading
-from typing import Any, Callable, Optional, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -36,9 +37,6 @@ T = TypeVar("T")
 PYTHON_LANGS = frozenset({"", "python", "py", "python3", "py3", "python2", "ipython", "pycon"})
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
-
-#: The reasons a run or a test can fail, and ``passed``/``not run``.
-VERDICTS = ("passed", "wrong answer", "exception", "timeout", "memory", "killed", "not run")
 
 
 # --------------------------------------------------------------------------- extraction
@@ -67,7 +65,7 @@ def strip_reasoning(text: str) -> str:
 def code_blocks(text: str) -> list[CodeBlock]:
     """The fenced (```) blocks of ``text`` in order; a line starting with ``` opens or closes one."""
     blocks: list[CodeBlock] = []
-    lang: Optional[str] = None
+    lang: str | None = None
     body: list[str] = []
     for line in (text or "").split("\n"):
         stripped = line.strip()
@@ -91,7 +89,7 @@ def defines(code: str, name: str) -> bool:
     return re.search(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b", code, re.M) is not None
 
 
-def extract_code(text: str, prefer_defining: Optional[str] = None) -> tuple[Optional[str], str]:
+def extract_code(text: str, prefer_defining: str | None = None) -> tuple[str | None, str]:
     """Python code from a model reply and how it was found: ``(code, "fenced" | "raw" | "none")``.
 
     * Reasoning in ``<think>`` tags is dropped first.
@@ -227,8 +225,8 @@ def run_jobs(
     jobs: Sequence[Callable[[], T]],
     workers: int,
     *,
-    stop: Optional[Callable[[T], bool]] = None,
-) -> list[Optional[T]]:
+    stop: Callable[[T], bool] | None = None,
+) -> list[T | None]:
     """Run zero-argument jobs (each one sandboxed run), at most ``workers`` at a time.
 
     Jobs start in order. Results come back in job order. With ``stop``, once a

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.score import Score
@@ -24,7 +24,7 @@ def _label_matches(text: str, name: str) -> list[re.Match[str]]:
     return list(pattern.finditer(text))
 
 
-def labelled_field(text: str, *names: str, multiline: bool = False, first: bool = False) -> Optional[str]:
+def labelled_field(text: str, *names: str, multiline: bool = False, first: bool = False) -> str | None:
     """The value after a ``NAME:`` line (case-insensitive), or None.
 
     ``names`` are tried in order: a later name is only used when no earlier one occurs.

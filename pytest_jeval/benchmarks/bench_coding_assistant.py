@@ -23,7 +23,7 @@ namespace holds (see docs/sandbox.md for what this does and does not stop).
 from __future__ import annotations
 
 import ast
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -57,7 +57,7 @@ These tests fail on the code above:
 ```python
 {tests}```
 
-Reply with the complete corrected code (every function, class and import of the module) in a single ```python code block."""
+Reply with the complete corrected code (every function, class and import of the module) in a single ```python code block."""  # noqa: E501 - prompt text kept verbatim
 
 
 def list_tests(source: str) -> list[str]:
@@ -65,7 +65,7 @@ def list_tests(source: str) -> list[str]:
     return [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One bug-fix task."""
     visible, hidden = list_tests(row["tests"]), list_tests(row["hidden_tests"])
     if not visible or not hidden:

@@ -2,8 +2,9 @@
 
 Synthetic, shipped as ``data/doc_qa.jsonl`` (30 questions over 10 invented documents, so
 world knowledge cannot stand in for reading: 19 look-ups, 4 small computations from one
-passage, 4 that combine two passages and 3 whose answer is not in the document). Schema: ``id``, ``subject`` (lookup | arithmetic | multi-hop |
-unanswerable), ``title``, ``passages`` (``[{id, text}]``, ids from 1), ``question``,
+passage, 4 that combine two passages and 3 whose answer is not in the document). Schema: ``id``,
+``subject`` (lookup | arithmetic | multi-hop | unanswerable), ``title``, ``passages``
+(``[{id, text}]``, ids from 1), ``question``,
 ``answer`` (canonical), ``aliases`` (accepted answers; empty when unanswerable),
 ``answerable``, ``support`` (the gold passage ids; empty when unanswerable).
 
@@ -25,7 +26,7 @@ The model answers ``ANSWER: ...`` and ``CITATIONS: [i], [j]``. Scoring:
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
@@ -61,7 +62,7 @@ CITATIONS: <the numbers of the passages that support the answer, e.g. [2], [4]; 
 _BRACKET = re.compile(r"\[(\d{1,3})\]")
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One question with its document."""
     ids = [int(p["id"]) for p in row["passages"]]
     support = [int(s) for s in row["support"]]

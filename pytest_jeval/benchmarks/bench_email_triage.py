@@ -26,7 +26,7 @@ of the reply). Scoring:
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._usecase import before_label, composite_score, labelled_field, summarize_composite
@@ -85,7 +85,7 @@ DRAFT:
 <a short reply to the sender, or NO REPLY for spam and phishing>"""
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One e-mail with its gold triage."""
     if row["category"] not in CATEGORIES or row["priority"] not in PRIORITIES:
         raise ValueError(f"{row['id']}: unknown category or priority")
@@ -116,7 +116,7 @@ def prompt(sample: Sample) -> str:
                          priorities=PRIORITY_GUIDE)
 
 
-def normalize_category(text: Optional[str]) -> Optional[str]:
+def normalize_category(text: str | None) -> str | None:
     """A category label from free text (``Technical Support`` -> ``technical_support``)."""
     if not text:
         return None
@@ -130,7 +130,7 @@ def normalize_category(text: Optional[str]) -> Optional[str]:
     return key or None
 
 
-def normalize_priority(text: Optional[str]) -> Optional[str]:
+def normalize_priority(text: str | None) -> str | None:
     """A priority from free text (``High``, ``P1``, ``medium``)."""
     if not text:
         return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.llm_judge.prompts import structured_score
@@ -38,7 +38,7 @@ PROMPT = """Please answer the question below. You should:
 
 Here is the question:
 
-{question}"""
+{question}"""  # noqa: E501 - prompt text kept verbatim
 
 
 def reasoning_types(raw: Any) -> list[str]:
@@ -67,7 +67,7 @@ def wiki_links(row: dict[str, Any]) -> list[str]:
     return [str(row[k]) for k in cols if row[k] not in (None, "")]
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One FRAMES question; subject holds all its reasoning types."""
     types = reasoning_types(row.get("reasoning_types"))
     return Sample(
@@ -125,6 +125,6 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_frames(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_frames(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The judge finds the reply equivalent to the gold answer."""
     score(structured_score(judge, question=sample.input, response=response.text, correct_answer=sample.target))

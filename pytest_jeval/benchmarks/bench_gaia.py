@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.gaia import score_gaia
@@ -64,7 +64,7 @@ def snapshot_dirs(ctx: LoadContext) -> list[Path]:
     return dirs
 
 
-def resolve_attachment(file_name: str, file_path: str, dirs: list[Path]) -> Optional[Path]:
+def resolve_attachment(file_name: str, file_path: str, dirs: list[Path]) -> Path | None:
     """The first existing candidate path of an attachment, or None."""
     candidates: list[Path] = []
     if file_path and Path(file_path).is_absolute():
@@ -79,14 +79,15 @@ def resolve_attachment(file_name: str, file_path: str, dirs: list[Path]) -> Opti
     return None
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One GAIA task with its attachment resolved; rows with a hidden gold (``?``) are skipped."""
     gold = str(row["Final answer"] if row["Final answer"] is not None else "").strip()
     if not gold or gold == "?":
         return None
     level = str(row.get("Level") or "").strip()
     file_name = str(row.get("file_name") or "").strip()
-    attachment = resolve_attachment(file_name, str(row.get("file_path") or ""), snapshot_dirs(ctx)) if file_name else None
+    attachment = (resolve_attachment(file_name, str(row.get("file_path") or ""), snapshot_dirs(ctx))
+                  if file_name else None)
     return Sample(
         id=str(row.get("task_id") or ctx.default_id(index)),
         input=str(row["Question"]),
@@ -128,7 +129,7 @@ def prompt(sample: Sample) -> str:
     return f"{SYSTEM}\n\nQuestion: {sample.input}{attachment_block(sample)}"
 
 
-def score_gaia_with_fallback(sample: Sample, reply: str, judge: Optional[ModelClient]) -> Any:
+def score_gaia_with_fallback(sample: Sample, reply: str, judge: ModelClient | None) -> Any:
     """Normalised exact match; a judge may overturn a mismatch (never a match)."""
     result = score_gaia(reply, sample.target)
     meta = {**result.metadata, "method": "exact_match"}
@@ -155,6 +156,6 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_gaia(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_gaia(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The final answer matches the gold (normalised), or the judge says it does."""
     score(score_gaia_with_fallback(sample, response.text, judge))

@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 import random
 import string
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, score_choice_sample
@@ -30,20 +31,22 @@ def _clean(value: Any) -> str:
     return str(value).strip() if value is not None else ""
 
 
-def shuffle_options(correct: str, incorrect: Sequence[str], *, seed: int, record_id: str) -> tuple[tuple[str, ...], str]:
+def shuffle_options(
+    correct: str, incorrect: Sequence[str], *, seed: int, record_id: str
+) -> tuple[tuple[str, ...], str]:
     """The options in a per-record seeded order, and the letter of ``correct`` among them.
 
     The permutation depends only on ``seed`` and ``record_id``.
     """
     options = [correct, *incorrect]
-    digest = hashlib.sha256(f"gpqa\x00{seed}\x00{record_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"gpqa\x00{seed}\x00{record_id}".encode()).digest()
     order = list(range(len(options)))
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(order)
     shuffled = tuple(options[i] for i in order)
     return shuffled, string.ascii_uppercase[order.index(0)]
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One GPQA row with its options shuffled; rows without four non-empty options are skipped."""
     question = str(row["Question"]).strip()
     correct = _clean(row["Correct Answer"])
@@ -81,6 +84,6 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_gpqa(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_gpqa(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The final stated letter equals the gold letter after the shuffle."""
     score(score_choice_sample(sample, response.text, judge, PROMPT))

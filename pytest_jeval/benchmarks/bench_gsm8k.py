@@ -6,7 +6,7 @@ Hub: ``openai/gsm8k`` (config ``main``, split ``test``); schema ``question``,
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, Reply, Sample
 from pytest_jeval.scoring.numeric import gsm8k_gold, score_numeric
@@ -17,7 +17,7 @@ PROMPT = (
 )
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One GSM8K row; the gold is the text after the last ``####``."""
     return Sample(id=ctx.default_id(index), input=row["question"], target=gsm8k_gold(row["answer"]))
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
 from pytest_jeval.scoring.llm_judge.prompts import structured_score
@@ -52,7 +52,7 @@ _ANSWER_LINE = re.compile(r"^[\s*_#>]*(?:exact\s+answer|final\s+answer|answer)[\
 _CHOICE_LABEL = re.compile(r"^\s*\(?([A-Z])[.)]\s", re.MULTILINE)
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One text-only HLE question; image questions are skipped."""
     image = row.get("image")
     if image not in (None, ""):
@@ -83,13 +83,13 @@ def prompt(sample: Sample) -> str:
     return f"{fmt}\n\n{sample.input}"
 
 
-def final_answer(text: str) -> Optional[str]:
+def final_answer(text: str) -> str | None:
     """The text of the last ``Exact Answer:`` / ``Answer:`` line, if any."""
     found = _ANSWER_LINE.findall(text or "")
     return found[-1].strip() if found else None
 
 
-def score_hle(sample: Sample, reply: str, judge: Optional[ModelClient]) -> Score:
+def score_hle(sample: Sample, reply: str, judge: ModelClient | None) -> Score:
     """Fast path first (letter or normalised exact match), then the judge."""
     gold = sample.target
     letters = sample.metadata.get("letters")
@@ -121,6 +121,6 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_hle(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_hle(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The answer matches the gold (fast path) or the judge says it does."""
     score(score_hle(sample, response.text, judge))

@@ -17,7 +17,7 @@ run exits cleanly after ``check`` returned. The verdict and the failure reason
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -42,7 +42,7 @@ PROMPT = (
 )
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One HumanEval problem; the record id is its ``task_id``."""
     entry_point = row["entry_point"]
     return Sample(

@@ -43,7 +43,7 @@ import json
 import pickle
 import zlib
 from decimal import Decimal, InvalidOperation
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -160,12 +160,7 @@ def decode_private_tests(field: str) -> list[dict[str, str]]:
     return _check_tests(json.loads(payload), "private_test_cases")
 
 
-def encode_private_tests(tests: list[dict[str, str]]) -> str:
-    """The hub's encoding of a test list (for building local files in the hub schema)."""
-    return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(tests)))).decode("ascii")
-
-
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One problem. Tests stay encoded until the sample is scored (private tests can be large)."""
     meta = json.loads(row.get("metadata") or "{}")
     if not isinstance(meta, dict):
@@ -219,7 +214,7 @@ def _lines(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.strip().split("\n")]
 
 
-def _decimals(line: str) -> Optional[list[Decimal]]:
+def _decimals(line: str) -> list[Decimal] | None:
     try:
         return [Decimal(tok) for tok in line.split()]
     except (InvalidOperation, ValueError):
@@ -355,8 +350,11 @@ def score_livecodebench(
             "index": first["index"], "public": first["public"], "verdict": first["verdict"],
             "detail": first.get("detail", ""), "input": excerpt(t["input"], 200),
         }
-    extracted = f"{passed}/{len(tests)} tests passed" + (f"; test {first['index']}: {first['verdict']}" if first else "")
-    return Score(correct=bool(tests) and passed == len(tests), extracted=extracted, expected=expected, metadata=metadata)
+    extracted = f"{passed}/{len(tests)} tests passed"
+    if first:
+        extracted += f"; test {first['index']}: {first['verdict']}"
+    return Score(correct=bool(tests) and passed == len(tests), extracted=extracted, expected=expected,
+                 metadata=metadata)
 
 
 BENCHMARK = Benchmark(

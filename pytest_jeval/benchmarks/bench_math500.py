@@ -12,7 +12,7 @@ LaTeX, then numerically, then symbolically.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, Reply, Sample
 from pytest_jeval.scoring.math_equiv import score_math
@@ -23,7 +23,7 @@ PROMPT = (
 )
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One MATH-500 row; the gold is the ``answer`` column."""
     uid = row.get("unique_id")
     return Sample(

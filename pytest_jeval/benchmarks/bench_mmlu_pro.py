@@ -13,7 +13,7 @@ re-derived from ``answer_index`` so it still names the same option text.
 from __future__ import annotations
 
 import string
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, option_letters, score_choice_sample
@@ -21,7 +21,7 @@ from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, option
 PROMPT = MCQ_PROMPT
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One MMLU-Pro row; the gold letter follows ``answer_index`` into the shown options."""
     raw = [str(o) for o in row["options"]]
     answer_index = row.get("answer_index")
@@ -68,6 +68,6 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_mmlu_pro(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_mmlu_pro(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The final stated letter equals the gold letter."""
     score(score_choice_sample(sample, response.text, judge, PROMPT))

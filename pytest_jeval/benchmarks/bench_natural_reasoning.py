@@ -15,7 +15,7 @@ items are unscored.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.llm_judge.prompts import structured_score
@@ -32,7 +32,7 @@ GUIDANCE = (
 )
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One question with its ``reference_answer``; None (skipped) when the reference is missing."""
     reference = row["reference_answer"]
     if reference is None or not str(reference).strip():
@@ -54,7 +54,7 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_natural_reasoning(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_natural_reasoning(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The judge finds the reply's final answer equivalent to ``reference_answer``."""
     score(structured_score(judge, question=sample.input, response=response.text,
                            correct_answer=sample.target, guidance=GUIDANCE))

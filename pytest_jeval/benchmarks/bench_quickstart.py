@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.scoring.mcq import score_choice
 from pytest_jeval.scoring.numeric import score_numeric
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One quickstart row."""
     return Sample(
         id=row["id"],

@@ -25,7 +25,7 @@ The model answers ``VULNERABILITY: <CWE-id or NONE>``, ``CLASS: <name>`` and
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
@@ -46,7 +46,7 @@ PROMPT = """You are a security reviewer. Find the security vulnerability in the 
 Answer in exactly this format:
 VULNERABILITY: <the CWE id, e.g. CWE-79, or NONE if the code has no vulnerability>
 CLASS: <the vulnerability class, e.g. Cross-site scripting, or NONE>
-LINES: <the number(s) of the vulnerable line(s), comma-separated, or NONE>"""
+LINES: <the number(s) of the vulnerable line(s), comma-separated, or NONE>"""  # noqa: E501 - prompt text kept verbatim
 
 _CWE = re.compile(r"\bCWE[\s_-]*(\d{1,5})\b", re.I)
 _NONE = re.compile(
@@ -65,12 +65,13 @@ def numbered(code: str) -> str:
     return "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(lines, 1))
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One snippet with its gold weakness and lines."""
     cwes = [c.upper() for c in row["cwes"]]
     if cwes != ["NONE"] and not row["lines"]:
         raise ValueError(f"{row['id']}: a vulnerable snippet needs gold lines")
-    gold = "NONE" if cwes == ["NONE"] else f"{cwes[0]} ({row['vuln_class']}) at line(s) {', '.join(map(str, row['lines']))}"
+    lines = ", ".join(map(str, row["lines"]))
+    gold = "NONE" if cwes == ["NONE"] else f"{cwes[0]} ({row['vuln_class']}) at line(s) {lines}"
     return Sample(
         id=row["id"],
         input=row["code"],
@@ -92,9 +93,9 @@ def prompt(sample: Sample) -> str:
     return PROMPT.format(language=sample.metadata["language"], numbered=numbered(sample.input))
 
 
-def parse_lines(text: Optional[str]) -> list[int]:
+def parse_lines(text: str | None) -> list[int]:
     """Line numbers from a LINES value: ``5``, ``5, 7``, ``5-7``, ``lines 5 and 9``."""
-    if not text or _NONE.search(text) and not re.search(r"\d", text):
+    if not text or (_NONE.search(text) and not re.search(r"\d", text)):
         return []
     out: list[int] = []
     for a, b in _RANGE.findall(text):

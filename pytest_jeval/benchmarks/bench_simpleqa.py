@@ -19,7 +19,7 @@ unscored.
 from __future__ import annotations
 
 import ast
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
 from pytest_jeval.engines.base import EndpointError
@@ -41,7 +41,7 @@ def parse_metadata(raw: Any) -> dict[str, Any]:
     return {}
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One SimpleQA row; per_subject is the metadata's ``topic``."""
     meta = parse_metadata(row.get("metadata"))
     return Sample(
@@ -53,7 +53,7 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sam
     )
 
 
-def grade(judge: ModelClient, question: str, target: str, answer: str) -> tuple[Optional[str], dict[str, Any]]:
+def grade(judge: ModelClient, question: str, target: str, answer: str) -> tuple[str | None, dict[str, Any]]:
     """Ask the judge for the grade. Returns (grade or None, scoring metadata)."""
     prompt = SIMPLEQA_GRADER_TEMPLATE.format(question=question, target=target, predicted_answer=answer)
     try:
@@ -100,7 +100,7 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_simpleqa(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_simpleqa(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The grader says CORRECT."""
     if judge is None:
         score(Score.unscorable("simpleqa needs a [judge] to grade answers", expected=sample.target))

@@ -8,7 +8,7 @@ The letter is extracted with a regex; the judge is asked only when none is found
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, option_letters, score_choice_sample
@@ -16,7 +16,7 @@ from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, option
 PROMPT = MCQ_PROMPT
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One SuperGPQA row; options are shown in the dataset's order, lettered A, B, ..."""
     options = tuple(str(o) for o in row["options"])
     return Sample(
@@ -51,6 +51,6 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_supergpqa(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_supergpqa(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The final stated letter equals the gold letter."""
     score(score_choice_sample(sample, response.text, judge, PROMPT))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import random
 import string
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.choice_prompt import choice_prompt, option_letters, score_choice_sample
@@ -48,12 +48,12 @@ def mc1_options(targets: Any) -> list[tuple[str, int]]:
 def shuffle_options(options: list[str], *, seed: int, record_id: str) -> list[str]:
     """A permutation of ``options`` that depends only on their set, ``seed`` and ``record_id``."""
     canonical = sorted(options)
-    digest = hashlib.sha256(f"truthfulqa-mc\x00{seed}\x00{record_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"truthfulqa-mc\x00{seed}\x00{record_id}".encode()).digest()
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(canonical)
     return canonical
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """One question; the gold letter is where the single true MC1 option lands after the shuffle."""
     pairs = mc1_options(row["mc1_targets"])
     true = [option for option, label in pairs if label == 1]
@@ -95,6 +95,6 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_truthfulqa_mc(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_truthfulqa_mc(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The final stated letter names the true option."""
     score(score_choice_sample(sample, response.text, judge, PROMPT))

@@ -32,7 +32,7 @@ and shown second). per_subject is always ``conversation``.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
 from pytest_jeval.engines.base import EndpointError
@@ -47,7 +47,7 @@ OUTCOME_POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 ORDERS = (("model_first", "A"), ("model_second", "B"))
 
 
-def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
     """An English single-turn conversation; anything else is skipped."""
     if str(row.get("language") or "") != "English" or row.get("turn") != 1:
         return None
@@ -79,10 +79,10 @@ def judge_messages(question: str, answer_a: str, answer_b: str) -> list[dict[str
 
 def score_pairwise(judge: ModelClient, question: str, model_answer: str, reference: str) -> Score:
     """Both orders, outcomes, the averaged score and position consistency."""
-    verdicts: list[Optional[str]] = []
+    verdicts: list[str | None] = []
     raw: list[str] = []
     meta: dict[str, Any] = {"judge_model": judge.name}
-    for order, model_is in ORDERS:
+    for _order, model_is in ORDERS:
         a, b = (model_answer, reference) if model_is == "A" else (reference, model_answer)
         try:
             reply = judge.chat(judge_messages(question, a, b))
@@ -148,7 +148,7 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_wildchat(sample: Sample, response: Reply, judge: Optional[ModelClient], score: Any) -> None:
+def test_wildchat(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """Averaged over both orders, the reply is at least as good as the reference (score >= 0.5)."""
     if judge is None:
         score(Score.unscorable("wildchat needs a [judge] for pairwise comparison",

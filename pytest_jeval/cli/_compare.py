@@ -11,24 +11,25 @@ from __future__ import annotations
 import argparse
 import json
 import string
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.cli._table import fmt, fmt_ci, fmt_signed, table, tokens
 from pytest_jeval.metrics import bootstrap_interval, mcnemar
-from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.report._data import ResultFile, recompute_summary
 
 
-def _correct(record: dict[str, Any]) -> Optional[float]:
+def _correct(record: dict[str, Any]) -> float | None:
     if record.get("error") is not None:
         return None
     return 1.0 if record.get("is_correct") is True else 0.0
 
 
-def _field(name: str) -> Callable[[dict[str, Any]], Optional[float]]:
-    def value(record: dict[str, Any]) -> Optional[float]:
+def _field(name: str) -> Callable[[dict[str, Any]], float | None]:
+    def value(record: dict[str, Any]) -> float | None:
         v = record.get(name)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
@@ -37,7 +38,7 @@ def _field(name: str) -> Callable[[dict[str, Any]], Optional[float]]:
 
 #: Metrics whose paired difference is bootstrapped: (name, per-record value). Accuracy
 #: counts unscored answers as wrong and leaves errored records out, like the summary.
-PAIRED_METRICS: tuple[tuple[str, Callable[[dict[str, Any]], Optional[float]]], ...] = (
+PAIRED_METRICS: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] = (
     ("accuracy", _correct),
     ("mean_score", _field("score")),
     ("mean_latency_seconds", _field("latency_seconds")),
@@ -72,7 +73,9 @@ def _paired(first: list[dict[str, Any]], other: list[dict[str, Any]], *, n_resam
     answered = [(x, y) for x, y in zip(first, other) if x.get("error") is None and y.get("error") is None]
     out: dict[str, Any] = {"pairs": len(answered), "mcnemar": None, "differences": {}}
     if answered:
-        test = mcnemar([_correct(x) for x, _ in answered], [_correct(y) for _, y in answered])
+        # answered pairs carry no error, so correctness is the is_correct flag
+        test = mcnemar([x.get("is_correct") is True for x, _ in answered],
+                       [y.get("is_correct") is True for _, y in answered])
         out["mcnemar"] = {"b": test.b, "c": test.c, "statistic": test.statistic, "p_value": test.p_value,
                           "method": test.method}
     scores = [v for r in first + other if (v := _field("score")(r)) is not None]
@@ -122,8 +125,8 @@ def compare(files: list[ResultFile], *, n_resamples: int = 2000, seed: int = 0,
     }
     if len({f.benchmark for f in files}) > 1:
         result["warning"] = "the files come from different benchmarks"
-    for label, records in zip(labels[1:], shared_records[1:]):
-        paired = _paired(shared_records[0], records, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    for label, other in zip(labels[1:], shared_records[1:]):
+        paired = _paired(shared_records[0], other, n_resamples=n_resamples, seed=seed, confidence=confidence)
         result["paired"].append({"first": labels[0], "other": label, **paired})
     subjects = sorted({name for s in summaries for name in (s.get("per_subject") or {})})
     for name in subjects:

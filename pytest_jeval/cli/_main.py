@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Callable, Optional
+from collections.abc import Callable
+from types import ModuleType
 
 from pytest_jeval import __version__
 from pytest_jeval.cli import _compare, _list, _report, _rescore, _summarize
@@ -47,9 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pytest-jeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, module: object, help: str) -> argparse.ArgumentParser:
+    def command(name: str, module: ModuleType, help: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
-        p.set_defaults(run=getattr(module, "run"))
+        p.set_defaults(run=module.run)
         return p
 
     p = command("list", _list, "list the built-in benchmarks and the registered evaluators")
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run ``jeval`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)

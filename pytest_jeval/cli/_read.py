@@ -2,15 +2,17 @@
 
 All commands read result files with :func:`pytest_jeval.report._data.load_result`
 (``read_result_lines``, ``record_problem``, ``strict_json``; ``jeval report`` finds them
-with ``locate_inputs``) and print what was skipped with :func:`report_problems`. Exit status: :data:`OK` (0), :data:`SKIPPED` (1) when
-lines or a stored summary were skipped, :data:`FAILED` (2) for an input that cannot be used.
+with ``locate_inputs``) and print what was skipped with :func:`report_problems`. Exit status:
+:data:`OK` (0), :data:`SKIPPED` (1) when lines or a stored summary were skipped, :data:`FAILED` (2)
+for an input that cannot be used.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence, TextIO
+from typing import TextIO
 
 from pytest_jeval.report._data import ResultFile, load_result
 
@@ -26,7 +28,7 @@ def load_inputs(paths: Sequence[Path | str]) -> list[ResultFile]:
     return [load_result(p) for p in paths]
 
 
-def report_problems(files: Sequence[ResultFile], *, stream: Optional[TextIO] = None) -> int:
+def report_problems(files: Sequence[ResultFile], *, stream: TextIO | None = None) -> int:
     """Print each file's skipped lines on stderr; :data:`SKIPPED` if there were any, else :data:`OK`."""
     out = stream if stream is not None else sys.stderr
     status = OK

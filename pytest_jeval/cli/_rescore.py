@@ -20,7 +20,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.cli._read import FAILED, report_problems
 from pytest_jeval.records import RECORD_FIELDS, _plain
@@ -43,8 +43,8 @@ from pytest_jeval.scoring.registry import (
 from pytest_jeval.summary import write_summary
 
 
-def rescore_record(record: dict[str, Any], scorer: str, *, sample: Optional[Sample] = None,
-                   reparse_judge: bool = False, workers: Optional[int] = None) -> dict[str, Any]:
+def rescore_record(record: dict[str, Any], scorer: str, *, sample: Sample | None = None,
+                   reparse_judge: bool = False, workers: int | None = None) -> dict[str, Any]:
     """A copy of ``record`` with the verdict of the scorer registered as ``scorer``
     (an errored record is returned unchanged)."""
     out = dict(record)
@@ -52,7 +52,7 @@ def rescore_record(record: dict[str, Any], scorer: str, *, sample: Optional[Samp
         return out
     try:
         score = call_scorer(scorer, record, sample=sample, reparse_judge=reparse_judge, workers=workers)
-    except Exception as exc:  # noqa: BLE001 - a crashing scorer makes the sample wrong, as in a run
+    except Exception as exc:
         out.update(is_correct=False, score=0.0, extracted=None, unscored=False,
                    scoring_metadata={"exception": f"{type(exc).__name__}: {exc}"[:2000]})
         return out
@@ -76,7 +76,7 @@ def default_output(path: Path, scorer: str) -> Path:
     return path.with_name(f"{path.stem}.rescored-{scorer}.jsonl")
 
 
-def benchmark_of(source: ResultFile) -> Optional[str]:
+def benchmark_of(source: ResultFile) -> str | None:
     """The one benchmark the records name (else the stored summary's); ResultFileError for several."""
     names = {r["benchmark"] for r in source.records if r.get("benchmark") is not None}
     if len(names) > 1:
@@ -88,7 +88,7 @@ def benchmark_of(source: ResultFile) -> Optional[str]:
     return stored if isinstance(stored, str) else None
 
 
-def builtin(name: Optional[str]) -> Any:
+def builtin(name: str | None) -> Any:
     """The built-in :class:`Benchmark` called ``name`` and its module, or (None, None)."""
     from pytest_jeval.benchmark import find_benchmark
     from pytest_jeval.catalog import builtin_index
@@ -100,7 +100,7 @@ def builtin(name: Optional[str]) -> Any:
     return find_benchmark(module), module
 
 
-def choose_scorer(requested: Optional[str], benchmark: Optional[str]) -> str:
+def choose_scorer(requested: str | None, benchmark: str | None) -> str:
     """``requested``, or the scorer the built-in ``benchmark`` names; ResultFileError otherwise."""
     if requested:
         try:
@@ -118,7 +118,7 @@ def choose_scorer(requested: Optional[str], benchmark: Optional[str]) -> str:
     return str(bench.scorer)
 
 
-def load_samples_for(benchmark: Optional[str], data: list[str], split: Optional[str]) -> dict[str, Sample]:
+def load_samples_for(benchmark: str | None, data: list[str], split: str | None) -> dict[str, Sample]:
     """The benchmark's samples by record id, from ``data`` (else its bundled files, else the Hub)."""
     from pytest_jeval.dataset import DatasetLoadError, load_samples
 
@@ -132,7 +132,8 @@ def load_samples_for(benchmark: Optional[str], data: list[str], split: Optional[
     try:
         samples, _ = load_samples(bench, files=files, split=split)
     except DatasetLoadError as exc:
-        raise ResultFileError(f"cannot load the samples of {benchmark!r} ({exc}); give the run's data with --data")
+        raise ResultFileError(
+            f"cannot load the samples of {benchmark!r} ({exc}); give the run's data with --data") from exc
     return {s.id: s for s in samples}
 
 
@@ -153,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
     samples: dict[str, Sample] = {}
     if scorer_needs_sample(name):
         samples = load_samples_for(benchmark, args.data or [], args.split)
-        missing = [str(r["record_id"]) for r in source.records if r.get("error") is None and r["record_id"] not in samples]
+        missing = [str(r["record_id"]) for r in source.records
+                   if r.get("error") is None and r["record_id"] not in samples]
         if missing:
             raise ResultFileError(f"{len(missing)} record(s) not in the benchmark's data (first: {missing[0]!r}); "
                                   "give the run's data files with --data")

@@ -7,9 +7,9 @@ import json
 import sys
 from typing import Any
 
+from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.cli._table import fmt, fmt_ci, table, tokens
 from pytest_jeval.metrics import wilson_interval
-from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.report._data import ResultFile, summary_differences, summary_path
 
 #: Judge-benchmark summary fields shown when present (computed by ``pytest_jeval.judge_bench``).

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Union
+from typing import Any
 
 Message = dict[str, Any]
 Messages = list[Message]
-PromptLike = Union[str, Messages]
+PromptLike = str | Messages
 
 
 def as_messages(prompt: PromptLike, system: str | None = None) -> Messages:

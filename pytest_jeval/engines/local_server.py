@@ -17,8 +17,9 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional
+from typing import Any
 
 
 class LocalModel:
@@ -29,13 +30,13 @@ class LocalModel:
     for every prompt token makes generation several times slower).
     """
 
-    def __init__(self, path: str, *, n_ctx: int = 2048, n_threads: Optional[int] = None, name: str = "local") -> None:
+    def __init__(self, path: str, *, n_ctx: int = 2048, n_threads: int | None = None, name: str = "local") -> None:
         self.name = name
         self.path = path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.llm = self._load(logits_all=False)
-        self._with_logits: Optional[Any] = None
+        self._with_logits: Any | None = None
         self.lock = threading.Lock()
 
     def _load(self, *, logits_all: bool) -> Any:
@@ -76,7 +77,7 @@ class LocalModel:
         result["model"] = body.get("model") or self.name
         return result
 
-    def stream(self, body: dict[str, Any], emit: Callable[[Optional[dict[str, Any]]], None]) -> None:
+    def stream(self, body: dict[str, Any], emit: Callable[[dict[str, Any] | None], None]) -> None:
         """Generate token by token, calling ``emit`` per chunk and ``emit(None)`` at the end.
 
         The last chunk carries ``usage``: completion tokens are the content
@@ -91,7 +92,7 @@ class LocalModel:
                 generated = 0
                 last: dict[str, Any] = {}
                 for chunk in self.llm.create_chat_completion(stream=True, **kwargs):
-                    chunk = dict(chunk)  # type: ignore[arg-type]
+                    chunk = dict(chunk)
                     chunk["model"] = body.get("model") or self.name
                     if chunk["choices"] and chunk["choices"][0].get("delta", {}).get("content"):
                         generated += 1
@@ -123,7 +124,8 @@ def make_app(model: LocalModel) -> Any:
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
 
     async def models(_request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": model.name, "object": "model", "owned_by": "local"}]})
+        entry = {"id": model.name, "object": "model", "owned_by": "local"}
+        return web.json_response({"object": "list", "data": [entry]})
 
     async def chat(request: web.Request) -> web.StreamResponse:
         try:
@@ -142,8 +144,12 @@ def make_app(model: LocalModel) -> Any:
                 )
             return web.json_response(result, dumps=_dumps)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        queue: asyncio.Queue[Optional[dict[str, Any]]] = asyncio.Queue()
-        producer = loop.run_in_executor(executor, model.stream, body, lambda c: loop.call_soon_threadsafe(queue.put_nowait, c))
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+        def emit(chunk: dict[str, Any] | None) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, chunk)
+
+        producer = loop.run_in_executor(executor, model.stream, body, emit)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
         while (chunk := await queue.get()) is not None:
@@ -169,8 +175,8 @@ async def _serve(model: LocalModel, host: str, port: int) -> None:
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
-    sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
-    bound = sockets[0].getsockname()[1] if sockets else port
+    addresses = runner.addresses
+    bound = addresses[0][1] if addresses else port
     print(f"READY http://{host}:{bound}/v1", flush=True)
     try:
         await asyncio.Event().wait()
@@ -178,7 +184,7 @@ async def _serve(model: LocalModel, host: str, port: int) -> None:
         await runner.cleanup()
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="path of a GGUF file")

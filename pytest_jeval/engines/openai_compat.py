@@ -21,8 +21,9 @@ import hashlib
 import json
 import sys
 import time
+from collections.abc import AsyncIterator
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 class Endpoint:
     """Where and how to reach one OpenAI-compatible server. The key never shows in ``repr``."""
 
-    base_url: Optional[str]
+    base_url: str | None
     """None means the client's default (api.openai.com)."""
     api_key: SecretStr = dataclasses.field(repr=False)
     max_concurrency: int = 32
@@ -67,13 +68,13 @@ class ChatRequest:
 
     model: str
     messages: Messages
-    temperature: Optional[float] = 0.0
+    temperature: float | None = 0.0
     """None leaves the parameter out (the server's default)."""
     max_tokens: int = 2048
     token_param: str = "max_tokens"
     """The parameter that carries ``max_tokens``: ``max_tokens`` or ``max_completion_tokens``."""
     logprobs: bool = False
-    top_logprobs: Optional[int] = None
+    top_logprobs: int | None = None
     stream: bool = False
     extra: tuple[tuple[str, Any], ...] = ()
     """Other request parameters (top_p, stop, seed, ...), as sorted pairs."""
@@ -107,7 +108,7 @@ class ChatRequest:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _logprobs(content: Any) -> Optional[tuple[TokenLogprob, ...]]:
+def _logprobs(content: Any) -> tuple[TokenLogprob, ...] | None:
     if not content:
         return None
     out = []
@@ -117,7 +118,7 @@ def _logprobs(content: Any) -> Optional[tuple[TokenLogprob, ...]]:
     return tuple(out)
 
 
-def _logprobs_json(content: Any) -> Optional[tuple[TokenLogprob, ...]]:
+def _logprobs_json(content: Any) -> tuple[TokenLogprob, ...] | None:
     """:func:`_logprobs` for the plain JSON of a non-streamed completion."""
     if not content:
         return None
@@ -128,7 +129,7 @@ def _logprobs_json(content: Any) -> Optional[tuple[TokenLogprob, ...]]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _http_module() -> ModuleType:
     """The HTTP library (``httpx`` or ``httpx2``) the installed ``openai`` client is built on."""
     import openai
@@ -151,14 +152,14 @@ else:  # pragma: no cover - Python 3.10
         return await asyncio.wait_for(awaitable, max(0.0, deadline - asyncio.get_running_loop().time()))
 
 
-def _attempt_timeout(request: Any) -> Optional[float]:
+def _attempt_timeout(request: Any) -> float | None:
     """The seconds one attempt may take: the request's own (read) timeout, set by the openai client."""
     timeout = request.extensions.get("timeout") if hasattr(request, "extensions") else None
     value = timeout.get("read") if isinstance(timeout, dict) else None
     return float(value) if isinstance(value, (int, float)) else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _deadline_client_class() -> type:
     """The openai client's default async HTTP client, with each request bounded as a whole.
 
@@ -281,7 +282,8 @@ def answer_text(content: Any, finish_reason: Any, *, tool_calls: Any, refusal: A
             raise EndpointError(f"the model refused: {_excerpt(refusal, 300)}")
         raise EndpointError(f"the reply has no content (content null, finish_reason {finish_reason!r})")
     raise EndpointError(
-        f"the reply's content is not text ({type(content).__name__}: {_excerpt(content)}; finish_reason {finish_reason!r})"
+        f"the reply's content is not text ({type(content).__name__}: {_excerpt(content)}; "
+        f"finish_reason {finish_reason!r})"
     )
 
 
@@ -298,8 +300,8 @@ async def chat(client: AsyncOpenAI, endpoint: Endpoint, request: ChatRequest) ->
         # but without chat.completions.create's parameter transform and pydantic parse of
         # the reply: the same body goes out, and reading the JSON here costs about a
         # millisecond less CPU per call, which is the bottleneck at high concurrency.
-        raw = await client.post("/chat/completions", body=request.params(), cast_to=object,
-                                options=_RAW_RESPONSE)  # type: ignore[arg-type]
+        raw = await client.post("/chat/completions", body=request.params(), cast_to=object,  # type: ignore[call-overload]
+                                options=_RAW_RESPONSE)
     except (openai.OpenAIError, http.HTTPError) as exc:
         retries = endpoint.max_retries if _retryable(exc) else 0
         suffix = f" (after {retries} retries)" if retries else ""
@@ -375,7 +377,7 @@ async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatReq
         parts: list[str] = []
         chunks = 0
         logprobs: list[TokenLogprob] = []
-        ttft: Optional[float] = None
+        ttft: float | None = None
         finish_reason = None
         usage = None
         model = request.model
@@ -423,7 +425,7 @@ async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatReq
     )
 
 
-async def preflight(client: AsyncOpenAI, endpoint: Endpoint) -> Optional[str]:
+async def preflight(client: AsyncOpenAI, endpoint: Endpoint) -> str | None:
     """Check the endpoint answers at all. Returns a reason when it is dead or rejects the key."""
     import openai
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 from pytest_jeval.engines.base import PromptLike, as_messages
 from pytest_jeval.engines.openai_compat import ChatRequest
 
 TokenParam = Literal["max_tokens", "max_completion_tokens"]
-TOKEN_PARAMS: tuple[str, ...] = ("max_tokens", "max_completion_tokens")
 
 #: Model ids (the last ``/`` segment, so ``openai/o3-mini`` on a router counts) of the
 #: OpenAI reasoning families: ``gpt-5``, ``gpt-5-mini``, ``gpt-5.1``, ``o1``, ``o3-mini``, ``o4-mini``, ...
@@ -39,7 +38,7 @@ class RequestSettings:
 
     model: str
     """The model id sent to the endpoint."""
-    temperature: Optional[float]
+    temperature: float | None
     """The temperature sent; None means the parameter is left out (the server's default)."""
     max_tokens: int
     """The output token limit."""
@@ -48,7 +47,7 @@ class RequestSettings:
     drop_temperature: bool = False
     """Leave out a ``temperature`` a call asks for too (the model accepts only its default)."""
     stream: bool = False
-    system_prompt: Optional[str] = None
+    system_prompt: str | None = None
     adapted: tuple[str, ...] = ()
     """What was changed from the suite's settings, or kept against what the model is known to
     accept, in words (shown once in the terminal)."""
@@ -59,10 +58,10 @@ def adapt(
     *,
     temperature: float,
     max_tokens: int,
-    token_param: Optional[str] = None,
-    temperature_override: Union[float, str, None] = None,
+    token_param: str | None = None,
+    temperature_override: float | str | None = None,
     stream: bool = False,
-    system_prompt: Optional[str] = None,
+    system_prompt: str | None = None,
 ) -> RequestSettings:
     """The settings to send to ``model``.
 
@@ -84,7 +83,7 @@ def adapt(
         notes.append("sent max_completion_tokens instead of max_tokens")
     else:
         param = "max_tokens"
-    sent: Optional[float] = temperature
+    sent: float | None = temperature
     drop = False
     if temperature_override == "omit":
         sent, drop = None, True
@@ -111,10 +110,10 @@ def build_request(
     settings: RequestSettings,
     prompt: PromptLike,
     *,
-    temperature: Optional[float] = None,
-    max_tokens: Optional[int] = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
     logprobs: bool = False,
-    top_logprobs: Optional[int] = None,
+    top_logprobs: int | None = None,
     nonce: int = 0,
     **extra: Any,
 ) -> ChatRequest:

@@ -16,7 +16,8 @@ cases; within one level on 0-4 scales).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ from pytest_jeval.sample import Sample
 from pytest_jeval.score import Score
 
 
-def make_chat(model: ModelClient, nonce: int, first_prompt: Optional[PromptLike], first_reply: Optional[Reply]) -> Chat:
+def make_chat(model: ModelClient, nonce: int, first_prompt: PromptLike | None, first_reply: Reply | None) -> Chat:
     """The ``chat`` callable of one run: logprobs requested; run 0 reuses the prefetched reply to its first prompt."""
 
     def chat(prompt: PromptLike) -> Reply:
@@ -55,10 +56,10 @@ def run_evaluator(evaluator: Evaluator, item: GoldItem, spec: CaseSpec, chat: Ch
 def judgments(
     request: pytest.FixtureRequest,
     sample: Sample,
-    response: Optional[Reply],
+    response: Reply | None,
     model: ModelClient,
     benchmark_entry: BenchmarkEntry,
-) -> Optional[list[Judgment]]:
+) -> list[Judgment] | None:
     """The evaluator's judgments of this item, one per repeat (None for an item resumed from a record)."""
     case = request.node.stash.get(case_key, None)
     if case is not None and case.resumed is not None:
@@ -112,11 +113,11 @@ def score_of(evaluator: Evaluator, spec: CaseSpec, gold: Any, runs: list[Judgmen
 
 def test_judgment(
     sample: Sample,
-    response: Optional[Reply],
+    response: Reply | None,
     model: ModelClient,
     benchmark_entry: BenchmarkEntry,
     score: Callable[[Score], None],
-    judgments: Optional[list[Judgment]],
+    judgments: list[Judgment] | None,
 ) -> None:
     """Score the evaluator's judgment of this gold item against its gold label."""
     if judgments is None:

@@ -19,7 +19,7 @@ JSON text, because Arrow merges the keys of objects across rows.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.benchmark import Benchmark, LoadContext
 from pytest_jeval.config import BenchmarkEntry
@@ -43,12 +43,13 @@ def judge_setup(entry: BenchmarkEntry) -> tuple[Evaluator, CaseSpec]:
     spec = evaluator.spec(entry.kind, entry.scale)
     database = entry.database  # resolved against the suite file by the plan
     if database and hasattr(evaluator, "default_database"):
-        setattr(evaluator, "default_database", str(database))
+        evaluator.default_database = str(database)
     return evaluator, spec
 
 
 def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, float) and value != value)
+    return (value is None or (isinstance(value, str) and not value.strip())
+            or (isinstance(value, float) and value != value))
 
 
 def gold_item(sample: Sample) -> GoldItem:
@@ -66,7 +67,7 @@ def gold_item(sample: Sample) -> GoldItem:
 
 
 def _to_sample_fn(evaluator: Evaluator, spec: CaseSpec) -> Any:
-    def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Optional[Sample]:
+    def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
         if "input" not in row or "gold" not in row:
             raise KeyError("a gold set needs the columns 'input' and 'gold'")
         record_id = str(row["id"]) if not _blank(row.get("id")) else ctx.default_id(index)
@@ -114,7 +115,7 @@ def make_judge_benchmark(entry: BenchmarkEntry) -> Benchmark:
     """
     evaluator, spec = judge_setup(entry)
 
-    def prompt(sample: Sample) -> Optional[PromptLike]:
+    def prompt(sample: Sample) -> PromptLike | None:
         return evaluator.first_prompt(gold_item(sample), spec)
 
     return Benchmark(

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Literal, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 CaseKind = Literal["boolean", "choice", "score"]
 CASE_KINDS: tuple[str, ...] = ("boolean", "choice", "score")
@@ -30,7 +31,7 @@ TOLERANT_SPAN = 4
 
 def round_half_up(x: float) -> int:
     """Round to the nearest integer, halves up (0.5 -> 1, 2.5 -> 3), unlike Python's banker's rounding."""
-    return int(math.floor(x + 0.5))
+    return math.floor(x + 0.5)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +41,7 @@ class CaseSpec:
     kind: CaseKind
     labels: tuple[Any, ...]
     """Allowed values of ``gold`` and ``predicted``: ``(True, False)``, the choice labels, or the levels."""
-    scale: Optional[tuple[int, int]] = None
+    scale: tuple[int, int] | None = None
     """``(low, high)`` for score cases, else None."""
 
     def __post_init__(self) -> None:
@@ -88,7 +89,7 @@ class CaseSpec:
         value = min(1.0, max(0.0, float(value)))
         return min(high, max(low, low + round_half_up(value * (high - low))))
 
-    def parse_gold(self, raw: Any, aliases: Optional[dict[str, str]] = None) -> Any:
+    def parse_gold(self, raw: Any, aliases: dict[str, str] | None = None) -> Any:
         """The canonical gold value of a gold-set cell; ValueError when it is not a valid label.
 
         Booleans accept true/false, yes/no, 1/0, pass/fail. Choices accept a label
@@ -152,7 +153,7 @@ def expected_level(distribution: dict[Any, float]) -> float:
     return float(sum(p * float(level) for level, p in distribution.items()))
 
 
-def probability_correct(spec: CaseSpec, predicted: Any, distribution: Optional[dict[Any, float]]) -> Optional[float]:
+def probability_correct(spec: CaseSpec, predicted: Any, distribution: dict[Any, float] | None) -> float | None:
     """The judge's own probability that its judgment counts as correct.
 
     ``sum p(l)`` over the labels ``l`` that would make ``predicted`` correct if ``l``

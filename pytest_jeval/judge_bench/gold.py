@@ -15,8 +15,9 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 #: Upper bounds (MQM score >= bound) of the translation levels 4, 3, 2, 1; anything lower is 0.
 MQM_LEVEL_BOUNDS = ((4, -0.5), (3, -2.0), (2, -5.0), (1, -10.0))
@@ -64,7 +65,7 @@ def llmbar_rows(dataset_json: Path, prefix: str = "llmbar") -> list[dict[str, An
     ]
 
 
-def halueval_rows(general_data: Path, limit: Optional[int] = None) -> list[dict[str, Any]]:
+def halueval_rows(general_data: Path, limit: int | None = None) -> list[dict[str, Any]]:
     """HaluEval ``general_data.json`` as ``closed_qa`` rows: gold True when ``hallucination == "no"``.
 
     Ids are ``halueval-<line index>`` because the upstream ``ID`` is not unique.
@@ -124,7 +125,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def bfcl_rows(questions: Path, answers: Path, language: str = "python") -> list[dict[str, Any]]:
-    """BFCL question + possible-answer files (JSON Lines, same order) as ``tool_call_accuracy`` rows without ``output``."""
+    """BFCL question + possible-answer files (JSON Lines, same order) as ``tool_call_accuracy`` rows.
+
+    The rows have no ``output``."""
     gold = {a["id"]: a["ground_truth"] for a in _read_jsonl(answers)}
     rows = []
     for q in _read_jsonl(questions):

@@ -25,7 +25,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pytest_jeval.engines.base import Reply, TokenLogprob
 
@@ -59,7 +60,7 @@ class LabelSet:
         if len(self.words) != len(self.values) or not self.words:
             raise ValueError("a LabelSet needs one value per word")
 
-    def fold(self, token: str) -> Optional[str]:
+    def fold(self, token: str) -> str | None:
         """The label word a token or alternative stands for, or None."""
         text = token.strip(_STRIP)
         if not text:
@@ -97,24 +98,24 @@ def _strict(word: str) -> bool:
 class Verdict:
     """One verdict found in a reply."""
 
-    word: Optional[str]
+    word: str | None
     """The label word, or None when the reply holds no allowed label."""
     value: Any
     """Its case value (None when unscored)."""
-    distribution: Optional[dict[Any, float]]
+    distribution: dict[Any, float] | None
     """Normalised probabilities over the case values, or None."""
-    allowed_mass: Optional[float]
+    allowed_mass: float | None
     """Summed probability of the allowed labels at the verdict token, before normalising."""
     source: str
     """How the probability was obtained (``logprobs``) or why it is missing."""
 
     @property
-    def low_mass(self) -> Optional[bool]:
+    def low_mass(self) -> bool | None:
         """True when the allowed-label mass is below :data:`LOW_MASS_THRESHOLD`."""
         return None if self.allowed_mass is None else self.allowed_mass < LOW_MASS_THRESHOLD
 
 
-def _token_offsets(tokens: Sequence[TokenLogprob], text: str) -> Optional[list[int]]:
+def _token_offsets(tokens: Sequence[TokenLogprob], text: str) -> list[int] | None:
     """Start offset of every token in ``text``, or None when the tokens do not join to it."""
     if "".join(t.token for t in tokens) != text:
         return None
@@ -141,13 +142,13 @@ def label_distribution(token: TokenLogprob, labels: LabelSet) -> tuple[dict[Any,
     return {labels.value(w): m / total for w, m in mass.items()}, min(1.0, total)
 
 
-def _verdict_at(reply: Reply, labels: LabelSet, word: str, start: int, fallback_index: Optional[int]) -> Verdict:
+def _verdict_at(reply: Reply, labels: LabelSet, word: str, start: int, fallback_index: int | None) -> Verdict:
     value = labels.value(word)
     tokens = reply.logprobs
     if tokens is None:
         return Verdict(word, value, None, None, SOURCE_NO_LOGPROBS)
     offsets = _token_offsets(tokens, reply.text)
-    index: Optional[int] = None
+    index: int | None = None
     if offsets is not None:
         for i, off in enumerate(offsets):
             if off <= start < off + len(tokens[i].token):

@@ -25,8 +25,9 @@ import importlib
 import importlib.metadata
 import pkgutil
 import re
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, Callable, ClassVar, Optional, Sequence
+from typing import Any, ClassVar
 
 from pytest_jeval.engines.base import PromptLike, Reply
 from pytest_jeval.judge_bench.cases import CASE_KINDS, CaseSpec
@@ -63,10 +64,10 @@ class GoldItem:
     output: Any = None
     expected: Any = None
     context: Any = None
-    criteria: Optional[str] = None
+    criteria: str | None = None
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Other columns of the row (e.g. ``database``, ``source_language``)."""
-    data_dir: Optional[str] = None
+    data_dir: str | None = None
     """Directory of the gold file, for relative paths in the row."""
 
 
@@ -76,17 +77,17 @@ class Judgment:
 
     predicted: Any
     """The decision (bool), choice label or level; None when unscored."""
-    distribution: Optional[dict[Any, float]] = None
+    distribution: dict[Any, float] | None = None
     """Probabilities over the allowed case values (normalised), or None."""
     probability_source: str = SOURCE_DETERMINISTIC
     """``logprobs``, or why there is no probability (``deterministic``, ``no_logprobs``, ...)."""
-    allowed_mass: Optional[float] = None
+    allowed_mass: float | None = None
     """Probability mass the judge put on the allowed labels at its verdict token(s)."""
     raw: tuple[str, ...] = ()
     """The judge's reply texts (LLM evaluators)."""
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Evaluator-specific evidence (claims, per-chunk verdicts, both pairwise orders, ...)."""
-    unscored_reason: Optional[str] = None
+    unscored_reason: str | None = None
     """Why ``predicted`` is None."""
     extra_fields: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Extra top-level record fields (e.g. pairwise ``position_consistent``)."""
@@ -105,7 +106,7 @@ class Evaluator:
     uses_model: ClassVar[bool] = False
     kinds: ClassVar[tuple[str, ...]] = ("boolean",)
     """Case kinds this evaluator can produce; the first is the default."""
-    default_scale: ClassVar[Optional[tuple[int, int]]] = None
+    default_scale: ClassVar[tuple[int, int] | None] = None
     """Scale of a score case when the suite gives none."""
     choice_labels: ClassVar[tuple[str, ...]] = ()
     """Labels of a choice case."""
@@ -114,11 +115,12 @@ class Evaluator:
     required_columns: ClassVar[tuple[str, ...]] = ()
     """Gold-set fields an item must have besides ``input`` and ``gold`` (``output``, ``expected``, ...)."""
 
-    def spec(self, kind: Optional[str], scale: Optional[Sequence[float]]) -> CaseSpec:
+    def spec(self, kind: str | None, scale: Sequence[float] | None) -> CaseSpec:
         """The case spec for the suite's ``kind``/``scale``; JudgeSetupError naming the bad key."""
         kind = kind or self.kinds[0]
         if kind not in self.kinds:
-            raise JudgeSetupError("kind", f"evaluator {self.name!r} produces {' or '.join(self.kinds)} cases, not {kind!r}")
+            raise JudgeSetupError(
+                "kind", f"evaluator {self.name!r} produces {' or '.join(self.kinds)} cases, not {kind!r}")
         if kind == "boolean":
             if scale is not None:
                 raise JudgeSetupError("scale", f"a boolean case has no scale (evaluator {self.name!r})")
@@ -133,7 +135,7 @@ class Evaluator:
             return CaseSpec.score(*self.default_scale)
         return CaseSpec.score(*check_scale(scale))
 
-    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> PromptLike | None:
         """The first prompt this evaluator sends for ``item`` (prefetched by the plugin); None for code evaluators."""
         return None
 
@@ -145,7 +147,8 @@ class Evaluator:
     @staticmethod
     def unscored(reason: str, raw: Sequence[str] = (), **details: Any) -> Judgment:
         """A judgment that could not be reached (reply outside the labels, ...)."""
-        return Judgment(None, probability_source=SOURCE_UNSCORED, raw=tuple(raw), details=details, unscored_reason=reason)
+        return Judgment(None, probability_source=SOURCE_UNSCORED, raw=tuple(raw), details=details,
+                        unscored_reason=reason)
 
 
 class CodeEvaluator(Evaluator):

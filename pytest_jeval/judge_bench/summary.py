@@ -22,7 +22,7 @@ How records enter each metric:
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.metrics import (
     brier_score,
@@ -65,11 +65,11 @@ def routing(base: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _first_kind(records: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
+def _first_kind(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((r for r in records if r.get("case_kind") is not None), None)
 
 
-def _consistency(base: list[dict[str, Any]]) -> tuple[Optional[float], int]:
+def _consistency(base: list[dict[str, Any]]) -> tuple[float | None, int]:
     rows = [r["repeat_predictions"] for r in base
             if isinstance(r.get("repeat_predictions"), list) and len(r["repeat_predictions"]) >= 2
             and all(p is not None for p in r["repeat_predictions"])]
@@ -88,7 +88,8 @@ def judge_metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
     labels = list(head.get("labels") or []) if head else []
     n = len(base)
     correct = sum(1 for r in base if r.get("is_correct") is True)
-    judged = [r for r in base if r.get("case_kind") is not None and r.get("predicted") is not None and r.get("gold") is not None]
+    judged = [r for r in base
+              if r.get("case_kind") is not None and r.get("predicted") is not None and r.get("gold") is not None]
     pred = [r["predicted"] for r in judged]
     gold = [r["gold"] for r in judged]
     out: dict[str, Any] = {
@@ -108,13 +109,15 @@ def judge_metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if judged:
         matrix, order = confusion_matrix(pred, gold, labels=labels or None)
-        out["confusion_matrix"] = {"labels": list(order), "matrix": matrix.tolist(), "rows": "gold", "columns": "predicted"}
+        out["confusion_matrix"] = {"labels": list(order), "matrix": matrix.tolist(), "rows": "gold",
+                                   "columns": "predicted"}
         if kind == "boolean":
             p, r, f = precision_recall_f1(pred, gold, positive=True, average="binary")
         else:
             p, r, f = precision_recall_f1(pred, gold, average="macro")
         out.update(precision=p, recall=r, f1=f)
-        out["cohen_kappa"] = cohen_kappa(gold, pred, labels=labels or None, weights="quadratic" if kind == "score" else None)
+        out["cohen_kappa"] = cohen_kappa(gold, pred, labels=labels or None,
+                                         weights="quadratic" if kind == "score" else None)
         if kind == "score":
             out["mae"] = mean_absolute_error(pred, gold)
             out["signed_mean_error"] = signed_mean_error(pred, gold)

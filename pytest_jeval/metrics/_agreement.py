@@ -5,16 +5,13 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Iterable
-from typing import Any
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from pytest_jeval.metrics._classification import _count_matrix
-from pytest_jeval.metrics._validation import as_labels
-from pytest_jeval.metrics._validation import check_lengths
-from pytest_jeval.metrics._validation import resolve_labels
+from pytest_jeval.metrics._validation import as_labels, check_lengths, resolve_labels
 
 Weights = Literal["linear", "quadratic"]
 

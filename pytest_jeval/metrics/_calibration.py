@@ -16,10 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_jeval.metrics._validation import as_binary
-from pytest_jeval.metrics._validation import as_probabilities
-from pytest_jeval.metrics._validation import check_lengths
-from pytest_jeval.metrics._validation import check_positive_int
+from pytest_jeval.metrics._validation import as_binary, as_probabilities, check_lengths, check_positive_int
 
 
 def _paired(

@@ -5,17 +5,12 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable
-from typing import Any
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from pytest_jeval.metrics._validation import as_float_array
-from pytest_jeval.metrics._validation import as_labels
-from pytest_jeval.metrics._validation import check_lengths
-from pytest_jeval.metrics._validation import resolve_labels
-from pytest_jeval.metrics._validation import union_of_labels
+from pytest_jeval.metrics._validation import as_float_array, as_labels, check_lengths, resolve_labels, union_of_labels
 
 Average = Literal["binary", "macro", "micro"]
 

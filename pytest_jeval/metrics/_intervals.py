@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from statistics import NormalDist
 from collections.abc import Callable
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from pytest_jeval.metrics._validation import check_confidence
-from pytest_jeval.metrics._validation import check_lengths
-from pytest_jeval.metrics._validation import check_positive_int
+from pytest_jeval.metrics._validation import check_confidence, check_lengths, check_positive_int
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:

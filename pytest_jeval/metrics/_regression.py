@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from pytest_jeval.metrics._validation import as_float_array
-from pytest_jeval.metrics._validation import check_lengths
+from pytest_jeval.metrics._validation import as_float_array, check_lengths
 
 
 def _paired(predicted: npt.ArrayLike, gold: npt.ArrayLike) -> npt.NDArray[np.float64]:

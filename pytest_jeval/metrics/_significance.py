@@ -7,8 +7,7 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
-from pytest_jeval.metrics._validation import as_binary
-from pytest_jeval.metrics._validation import check_lengths
+from pytest_jeval.metrics._validation import as_binary, check_lengths
 
 #: Up to this many discordant pairs (b + c) the exact binomial test is used.
 EXACT_MAX_DISCORDANT = 25

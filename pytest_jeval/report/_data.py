@@ -14,8 +14,9 @@ import importlib
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from pytest_jeval.metrics import confusion_matrix, expected_calibration_error, reliability_bins
 from pytest_jeval.summary import summarize
@@ -85,7 +86,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def record_problem(record: Any) -> Optional[str]:
+def record_problem(record: Any) -> str | None:
     """Why ``record`` (a parsed JSONL line) is not a usable result record, or None."""
     if not isinstance(record, dict):
         return f"not a record object (a JSON {type(record).__name__})"
@@ -126,13 +127,14 @@ def record_problem(record: Any) -> Optional[str]:
 
 
 def _same_label(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b or (_is_number(a) and _is_number(b) and a == b)
+    return (type(a) is type(b) and a == b) or (_is_number(a) and _is_number(b) and a == b)
 
 
-def _judge_labels_problem(record: dict[str, Any], first: dict[str, Any]) -> Optional[str]:
+def _judge_labels_problem(record: dict[str, Any], first: dict[str, Any]) -> str | None:
     """Why a judge record does not fit the first judge record of its file (whose labels count)."""
     if record.get("case_kind") != first.get("case_kind"):
-        return f"case_kind {_snippet(record.get('case_kind'))} differs from the file's {_snippet(first.get('case_kind'))}"
+        return (f"case_kind {_snippet(record.get('case_kind'))} differs from the file's "
+                f"{_snippet(first.get('case_kind'))}")
     labels = first.get("labels") or []
     for key in LABEL_FIELDS:
         value = record.get(key)
@@ -158,7 +160,7 @@ def read_result_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         raise ResultFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
     records: list[dict[str, Any]] = []
     problems: list[str] = []
-    first_judged: Optional[dict[str, Any]] = None
+    first_judged: dict[str, Any] | None = None
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -199,7 +201,7 @@ class ResultFile:
 
     path: Path
     records: list[dict[str, Any]]
-    stored: Optional[dict[str, Any]]
+    stored: dict[str, Any] | None
     problems: list[str] = dataclasses.field(default_factory=list)
     """``{path}:{line}: reason`` for each skipped line, and a stored summary that was ignored."""
     bad_lines: int = 0
@@ -227,7 +229,7 @@ class ResultFile:
         return {str(r["record_id"]): r for r in self.records}
 
 
-def stored_summary_problem(stored: Any) -> Optional[str]:
+def stored_summary_problem(stored: Any) -> str | None:
     """Why a parsed ``.summary.json`` cannot be used, or None."""
     if not isinstance(stored, dict):
         return f"not a summary object (a JSON {type(stored).__name__})"
@@ -246,7 +248,7 @@ def inside(path: Path, root: Path) -> bool:
         return False
 
 
-def load_result(path: Path | str, *, root: Optional[Path] = None) -> ResultFile:
+def load_result(path: Path | str, *, root: Path | None = None) -> ResultFile:
     """Read a JSONL result file and the ``.summary.json`` beside it, validating both.
 
     Malformed lines are skipped and listed in ``problems``; a ``.summary.json`` that is not
@@ -277,7 +279,7 @@ def load_result(path: Path | str, *, root: Optional[Path] = None) -> ResultFile:
     return ResultFile(path=path, records=records, stored=stored, problems=problems, bad_lines=bad_lines)
 
 
-def aggregate_problem(aggregate: Any) -> Optional[str]:
+def aggregate_problem(aggregate: Any) -> str | None:
     """Why a parsed aggregate ``summary.json`` has the wrong shape, or None."""
     if not isinstance(aggregate, dict):
         return f"not a summary object (a JSON {type(aggregate).__name__})"
@@ -297,7 +299,7 @@ def aggregate_problem(aggregate: Any) -> Optional[str]:
     return None
 
 
-def locate_inputs(paths: list[Path | str]) -> tuple[list[tuple[Path, Optional[Path]]], Optional[dict[str, Any]]]:
+def locate_inputs(paths: list[Path | str]) -> tuple[list[tuple[Path, Path | None]], dict[str, Any] | None]:
     """JSONL paths from the command line, each with the results directory it was found through
     (None for a JSONL named directly): a results directory or its ``summary.json`` stands for
     the JSONL files it lists (all ``*.jsonl`` of a directory without one). Also returns the
@@ -307,8 +309,8 @@ def locate_inputs(paths: list[Path | str]) -> tuple[list[tuple[Path, Optional[Pa
     symlink pointing out) is refused with ResultFileError; so is a ``summary.json`` that is
     not JSON or has the wrong shape. Load each file with ``load_result(path, root=root)``.
     """
-    out: list[tuple[Path, Optional[Path]]] = []
-    aggregate: Optional[dict[str, Any]] = None
+    out: list[tuple[Path, Path | None]] = []
+    aggregate: dict[str, Any] | None = None
     for raw in paths:
         path = Path(raw)
         listing = path / "summary.json" if path.is_dir() else path
@@ -339,13 +341,13 @@ def locate_inputs(paths: list[Path | str]) -> tuple[list[tuple[Path, Optional[Pa
     return out, aggregate
 
 
-def expand_inputs(paths: list[Path | str]) -> tuple[list[Path], Optional[dict[str, Any]]]:
+def expand_inputs(paths: list[Path | str]) -> tuple[list[Path], dict[str, Any] | None]:
     """:func:`locate_inputs` without the directories."""
     located, aggregate = locate_inputs(paths)
     return [p for p, _ in located], aggregate
 
 
-def builtin_summarize_extra(benchmark: Optional[str]) -> Optional[Callable[[list[dict[str, Any]]], dict[str, Any]]]:
+def builtin_summarize_extra(benchmark: str | None) -> Callable[[list[dict[str, Any]]], dict[str, Any]] | None:
     """The ``summarize_extra`` of a built-in benchmark, or None (unknown or user benchmark)."""
     if not benchmark:
         return None
@@ -369,7 +371,7 @@ def _summarize(records: list[dict[str, Any]], **meta: Any) -> dict[str, Any]:
         return summarize(plain, **meta)
 
 
-def recompute_summary(records: list[dict[str, Any]], stored: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def recompute_summary(records: list[dict[str, Any]], stored: dict[str, Any] | None = None) -> dict[str, Any]:
     """The summary of ``records``, with the run facts the records lack taken from ``stored``.
 
     Benchmark, model, category and backend come from ``stored`` (else the records);
@@ -459,14 +461,14 @@ class JudgeView:
 
     bins: list[dict[str, Any]]
     """Reliability bins (``reliability_bins`` format); empty without probabilities."""
-    ece: Optional[float]
+    ece: float | None
     matrix: list[list[int]]
     """Confusion counts, rows gold, columns predicted."""
     labels: list[Any]
     case_kind: str
 
 
-def judge_view(result: ResultFile) -> Optional[JudgeView]:
+def judge_view(result: ResultFile) -> JudgeView | None:
     """The reliability and confusion data of a judge run; None for other runs.
 
     Both come from the judge metrics of the recomputed summary (``reliability``,
@@ -483,7 +485,8 @@ def judge_view(result: ResultFile) -> Optional[JudgeView]:
     if isinstance(stored_matrix, dict) and {"labels", "matrix"} <= stored_matrix.keys():
         labels, matrix = list(stored_matrix["labels"]), stored_matrix["matrix"]
     else:
-        pairs = [(r["gold"], r["predicted"]) for r in judged if r.get("gold") is not None and r.get("predicted") is not None]
+        pairs = [(r["gold"], r["predicted"]) for r in judged
+                 if r.get("gold") is not None and r.get("predicted") is not None]
         labels, matrix = [], []
         if pairs:
             try:

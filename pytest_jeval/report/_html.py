@@ -9,8 +9,9 @@ from __future__ import annotations
 import datetime
 import math
 import statistics
+from collections.abc import Sequence
 from html import escape
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from pytest_jeval import __version__
 from pytest_jeval.metrics import wilson_interval
@@ -37,7 +38,8 @@ CSS = """
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
        background: var(--bg); margin: 0 auto; padding: 24px; max-width: 1280px; }
-h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid var(--line); }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 15px; margin: 18px 0 6px; } .muted { color: var(--muted); }
 table { border-collapse: collapse; width: 100%; } th, td { padding: 4px 8px; border-bottom: 1px solid var(--line);
   text-align: left; vertical-align: top; } th { background: var(--soft); position: sticky; top: 0; }
@@ -91,7 +93,7 @@ def _e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-def _f(value: Optional[float], spec: str = ".3f") -> str:
+def _f(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
@@ -103,8 +105,8 @@ def _text(value: Any) -> str:
 class Page:
     """The report of a list of runs."""
 
-    def __init__(self, files: Sequence[ResultFile], *, title: Optional[str] = None,
-                 aggregate: Optional[dict[str, Any]] = None, worst: int = 200) -> None:
+    def __init__(self, files: Sequence[ResultFile], *, title: str | None = None,
+                 aggregate: dict[str, Any] | None = None, worst: int = 200) -> None:
         self.files = list(files)
         self.labels = run_labels(self.files)
         self.colors = [_svg.color(i) for i in range(len(self.files))]
@@ -219,13 +221,13 @@ class Page:
 
     # -- judges ----------------------------------------------------------------------------
     def judge_section(self) -> str:
-        views = [(i, judge_view(f)) for i, f in enumerate(self.files)]
-        views = [(i, v) for i, v in views if v is not None]
+        views = [(i, v) for i, f in enumerate(self.files) if (v := judge_view(f)) is not None]
         if not views:
             return ""
         out = ['<section id="judges"><h2>Judges</h2>']
         for i, view in views:
-            out.append(f'<h3>{self._swatch(i)}{_e(self.labels[i])} <span class="muted">({_e(view.case_kind)})</span></h3>'
+            out.append(f'<h3>{self._swatch(i)}{_e(self.labels[i])} '
+                       f'<span class="muted">({_e(view.case_kind)})</span></h3>'
                        '<div class="row">')
             if view.bins:
                 filled = sum(1 for b in view.bins if b["count"])

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from html import escape
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,6 @@ PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#d
 
 LABEL_W = 190  # left margin for category labels
 PLOT_W = 440
-FONT = 12
 
 
 def color(index: int) -> str:
@@ -81,7 +81,7 @@ def _x_axis(x0: float, y: float, width: float, lo: float, hi: float, title: str)
     return out
 
 
-def ci_strip(value: Optional[float], low: Optional[float], high: Optional[float], *, width: float = 140,
+def ci_strip(value: float | None, low: float | None, high: float | None, *, width: float = 140,
              height: float = 16, fill: str = PALETTE[0]) -> str:
     """A confidence interval drawn on a [0, 1] strip with the estimate as a dot."""
     body = [f'<line class="axis" x1="0" y1="{num(height / 2)}" x2="{num(width)}" y2="{num(height / 2)}"/>']
@@ -100,9 +100,9 @@ class Bar:
     """One bar of a grouped bar chart."""
 
     series: str
-    value: Optional[float]
-    low: Optional[float] = None
-    high: Optional[float] = None
+    value: float | None
+    low: float | None = None
+    high: float | None = None
     fill: str = PALETTE[0]
     note: str = ""
 
@@ -186,13 +186,15 @@ def reliability_diagram(bins: Sequence[dict[str, Any]], *, title: str = "stated 
             parts.append(f'<rect class="observed" x="{num(x0 + 1)}" y="{num(top + size - h)}" width="{num(w - 2)}" '
                          f'height="{num(h)}"/>')
         if count and conf is not None:
-            parts.append(f'<circle class="confidence" cx="{num(x0 + w / 2)}" cy="{num(top + size - float(conf) * size)}" '
+            parts.append(f'<circle class="confidence" cx="{num(x0 + w / 2)}" '
+                         f'cy="{num(top + size - float(conf) * size)}" '
                          f'r="3"/>')
         label_y = top + size - (float(rate) * size if count and rate is not None else 0) - 3
         parts.append(f'<text class="bin-count" x="{num(x0 + w / 2)}" y="{num(max(label_y, top - 3))}" '
                      f'text-anchor="middle">{count}</text>')
-        tip = (f"({float(b['lower']):.2f}, {float(b['upper']):.2f}]: n={count}"
-               + ("" if not count else f", observed {float(rate):.3f}, mean probability {float(conf):.3f}"))
+        tip = f"({float(b['lower']):.2f}, {float(b['upper']):.2f}]: n={count}"
+        if count and rate is not None and conf is not None:
+            tip += f", observed {float(rate):.3f}, mean probability {float(conf):.3f}"
         parts.append(f"<title>{_e(tip)}</title></g>")
         body.append("".join(parts))
     body.append(f'<line class="diagonal" x1="{num(left)}" y1="{num(top + size)}" x2="{num(left + size)}" '

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 from pytest_jeval._keys import plan_key
 
 report_path_key = pytest.StashKey[Path]()
-written_key = pytest.StashKey[Optional[Path]]()
+written_key = pytest.StashKey[Path | None]()
 started_key = pytest.StashKey[float]()
 
 
@@ -50,7 +50,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     aggregate = aggregate_path(plan.output_dir) if plan is not None else None
     fresh = aggregate is not None and aggregate.is_file() and aggregate.stat().st_mtime >= config.stash[started_key]
     # an older summary.json is a previous run's: this run wrote no results
-    config.stash[written_key] = write_report([aggregate], target) if fresh else None
+    config.stash[written_key] = write_report([aggregate], target) if fresh and aggregate is not None else None
 
 
 @pytest.hookimpl(trylast=True)

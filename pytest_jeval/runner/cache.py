@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 from pytest_jeval.engines.base import Reply, TokenLogprob
 from pytest_jeval.results.files import make_dir, write_atomic
@@ -30,7 +29,7 @@ class ResponseCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> Optional[Reply]:
+    def get(self, key: str) -> Reply | None:
         """The cached reply for ``key`` (marked ``cached=True``), or None."""
         path = self._path(key)
         try:

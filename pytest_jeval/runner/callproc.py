@@ -30,9 +30,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterable, Mapping, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from pytest_jeval.engines.base import EndpointError, Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
@@ -49,7 +50,7 @@ _CLOSE_TIMEOUT = 10.0
 class ProcessCallScheduler:
     """A :class:`~pytest_jeval.runner.scheduler.Scheduler` whose event loop runs in a child process."""
 
-    def __init__(self, cache_dir: Optional[Path] = None) -> None:
+    def __init__(self, cache_dir: Path | None = None) -> None:
         self.cache_dir = cache_dir
         self._child_stats = SchedulerStats()
         self._submitted = 0
@@ -57,13 +58,13 @@ class ProcessCallScheduler:
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count()
         self._lock = threading.Lock()
-        self._proc: Optional[subprocess.Popen[bytes]] = None
-        self._conn: Optional[Connection] = None
-        self._reader: Optional[threading.Thread] = None
-        self._fallback: Optional[CallScheduler] = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._conn: Connection | None = None
+        self._reader: threading.Thread | None = None
+        self._fallback: CallScheduler | None = None
         self._closing = False
         self._errors: tuple[str, ...] = ()
-        self._stderr: Optional[Any] = None
+        self._stderr: Any | None = None
 
     # -- the child ----------------------------------------------------------------------
     def _start(self) -> None:
@@ -163,7 +164,9 @@ class ProcessCallScheduler:
             stats.submitted = self._submitted  # resent calls are not new ones
         return stats
 
-    def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
+    def submit(
+        self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True
+    ) -> concurrent.futures.Future[Reply]:
         """Schedule one call; the future resolves to a Reply or raises EndpointError."""
         return self.submit_many([(endpoint, request)], use_cache=use_cache)[0]
 
@@ -212,7 +215,7 @@ class ProcessCallScheduler:
         return self.submit(endpoint, request, use_cache=use_cache).result()
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         """The child's process id, once started."""
         return self._proc.pid if self._proc is not None else None
 
@@ -288,7 +291,7 @@ def _chain(source: concurrent.futures.Future[Reply], target: concurrent.futures.
         if done.cancelled():
             target.cancel()
         elif done.exception() is not None:
-            target.set_exception(done.exception())  # type: ignore[arg-type]
+            target.set_exception(done.exception())
         else:
             target.set_result(done.result())
 
@@ -297,15 +300,15 @@ def _chain(source: concurrent.futures.Future[Reply], target: concurrent.futures.
 
 # -- the child's side ---------------------------------------------------------------------------
 
-async def _serve(conn: Connection, cache_dir: Optional[str]) -> None:
+async def _serve(conn: Connection, cache_dir: str | None) -> None:
     core = CallCore(ResponseCache(Path(cache_dir)) if cache_dir else None)
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[None] = loop.create_future()
     tasks: set[asyncio.Task[None]] = set()
 
     async def one(call_no: int, endpoint: Endpoint, request: ChatRequest, use_cache: bool) -> None:
-        reply: Optional[Reply] = None
-        error: Optional[BaseException] = None
+        reply: Reply | None = None
+        error: BaseException | None = None
         try:
             reply = await core.call(endpoint, request, use_cache)
         except EndpointError as exc:
@@ -341,7 +344,7 @@ async def _serve(conn: Connection, cache_dir: Optional[str]) -> None:
     await core.aclose()
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Child entry point: serve calls on the inherited socket until the parent closes it."""
     argv = sys.argv[1:] if argv is None else argv
     conn = Connection(int(argv[0]))

@@ -19,7 +19,8 @@ import concurrent.futures
 import dataclasses
 import threading
 import time
-from typing import Any, Optional, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from pytest_jeval.engines import openai_compat
 from pytest_jeval.engines.base import EndpointError, Reply
@@ -41,8 +42,8 @@ class SchedulerStats:
     retries: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
-    first_request_at: Optional[float] = None
-    last_completion_at: Optional[float] = None
+    first_request_at: float | None = None
+    last_completion_at: float | None = None
     call_processes: int = 0
     """Helper call processes started (``call_executor = "process"``); 0 when calls ran on a thread."""
     call_process_exits: int = 0
@@ -55,7 +56,7 @@ class SchedulerStats:
     """The first few of those reasons."""
 
     @property
-    def rate(self) -> Optional[float]:
+    def rate(self) -> float | None:
         """Completed requests per second of in-call time."""
         if self.first_request_at is None or self.last_completion_at is None or self.requests_sent == 0:
             return None
@@ -80,9 +81,13 @@ class SchedulerStats:
 class Scheduler(Protocol):
     """What the runtime needs from a call scheduler, wherever its HTTP client runs."""
 
-    stats: SchedulerStats
+    @property
+    def stats(self) -> SchedulerStats:
+        """The counters so far (read-only: the schedulers expose them as a property)."""
 
-    def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
+    def submit(
+        self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True
+    ) -> concurrent.futures.Future[Reply]:
         """Schedule one call; the future resolves to a Reply or raises EndpointError."""
 
     def submit_many(self, calls: Sequence[Call], *, use_cache: bool = True) -> list[concurrent.futures.Future[Reply]]:
@@ -104,7 +109,7 @@ class _EndpointState:
 class CallCore:
     """Clients, per-endpoint bounds, the cache and the counters, on one event loop."""
 
-    def __init__(self, cache: Optional[ResponseCache] = None) -> None:
+    def __init__(self, cache: ResponseCache | None = None) -> None:
         self.cache = cache
         self.stats = SchedulerStats()
         self._endpoints: dict[Endpoint, _EndpointState] = {}
@@ -162,14 +167,14 @@ class CallCore:
 class CallScheduler:
     """Runs a :class:`CallCore` on an event loop in a background thread of this process."""
 
-    def __init__(self, cache: Optional[ResponseCache] = None) -> None:
+    def __init__(self, cache: ResponseCache | None = None) -> None:
         self.core = CallCore(cache)
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._thread: Optional[threading.Thread] = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     @property
-    def cache(self) -> Optional[ResponseCache]:
+    def cache(self) -> ResponseCache | None:
         """The response cache, if any."""
         return self.core.cache
 
@@ -222,7 +227,9 @@ class CallScheduler:
         loop.close()
         self._loop = None
 
-    def submit(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> concurrent.futures.Future[Reply]:
+    def submit(
+        self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True
+    ) -> concurrent.futures.Future[Reply]:
         """Schedule one call; the future resolves to a Reply or raises EndpointError."""
         loop = self._ensure_loop()
         self.core.stats.submitted += 1
@@ -241,14 +248,14 @@ class CallScheduler:
         return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop()).result()
 
 
-def preflight(endpoints: Sequence[Endpoint]) -> list[Optional[str]]:
+def preflight(endpoints: Sequence[Endpoint]) -> list[str | None]:
     """For each endpoint, why it is unusable (dead, or rejects the key), or None; checked at once.
 
     Runs on a short-lived event loop of its own, so checking endpoints at session start
     commits to no scheduler (the controller of an xdist run never makes a call).
     """
 
-    async def check_all() -> list[Optional[str]]:
+    async def check_all() -> list[str | None]:
         clients = [endpoint.make_client() for endpoint in endpoints]
         try:
             return list(await asyncio.gather(*(

@@ -172,7 +172,7 @@ def _reason(exc):
         return "wrong answer"
     if isinstance(exc, RemoteError) and exc.name == "NotPlainValue":
         return "wrong answer"
-    if isinstance(exc, MemoryError) or isinstance(exc, RemoteError) and exc.name == "MemoryError":
+    if isinstance(exc, MemoryError) or (isinstance(exc, RemoteError) and exc.name == "MemoryError"):
         return "memory"
     return "exception"
 

@@ -138,7 +138,8 @@ def candidate_plans() -> list[IsolationPlan]:
                 expect_uid=SANDBOX_UID, expect_no_network=True))
         if os.geteuid() == 0:
             uid, gid = _nobody()
-            drop = (setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--no-new-privs", "--") if setpriv else None
+            drop = ((setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--no-new-privs", "--")
+                    if setpriv else None)
             if unshare and drop and os.path.exists(SHELL_INIT[0]):
                 plans.append(IsolationPlan(
                     "namespaces+uid-drop", (unshare, *NAMESPACE_FLAGS, "--", *SHELL_INIT, *drop), (uid, gid),

@@ -99,7 +99,7 @@ def run_python(
     return ExecResult(status, returncode, stdout, stderr, duration, list(plan.tags))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _trusted_source(name: str) -> str:
     """``_values`` followed by the module ``name``: a self-contained program for ``python -c``."""
     here = pathlib.Path(__file__).resolve().parent
@@ -274,7 +274,8 @@ class _StdinFile:
     """Context manager: stdin content in an unlinked temporary file (or /dev/null)."""
 
     def __init__(self, text: str | None) -> None:
-        self.text, self.file = text, None
+        self.text = text
+        self.file: IO[bytes] | None = None
 
     def __enter__(self) -> IO[bytes] | int:
         if self.text is None:

@@ -28,7 +28,7 @@ class NotPlainValue(TypeError):
 
 
 _SCALARS = {type(None): "N", bool: "B", int: "I", float: "F", complex: "C", str: "S", bytes: "Y"}
-_CONTAINERS = {list: "L", tuple: "T", set: "E", frozenset: "Z"}
+_CONTAINERS: dict[type, str] = {list: "L", tuple: "T", set: "E", frozenset: "Z"}
 
 
 def encode_value(value: Any, depth: int = 0) -> list[Any]:

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from typing import Literal
+from typing import Any, Literal
 
 WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_symbolic_worker.py")
 WORKER_MEMORY_BYTES = 2 * 1024**3
@@ -51,7 +51,7 @@ class _Worker:
             preexec_fn=_limit_memory if os.name == "posix" else None, env=environment_without_keys())
         self.buffer = b""
 
-    def _read_line(self, deadline: float) -> dict | None:
+    def _read_line(self, deadline: float) -> dict[str, Any] | None:
         """The next JSON line from the worker, or None at the deadline or if it died."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
@@ -70,11 +70,11 @@ class _Worker:
             return {"equal": None, "error": "garbled reply"}
         return reply if isinstance(reply, dict) else {"equal": None, "error": "garbled reply"}
 
-    def wait_ready(self, timeout: float = STARTUP_TIMEOUT) -> dict | None:
+    def wait_ready(self, timeout: float = STARTUP_TIMEOUT) -> dict[str, Any] | None:
         """The worker's start-up line (it imports SymPy and math-verify first)."""
         return self._read_line(time.monotonic() + timeout)
 
-    def ask(self, pred: str, gold: str, timeout: float) -> dict | None:
+    def ask(self, pred: str, gold: str, timeout: float) -> dict[str, Any] | None:
         """Send one request; the reply, or None when the deadline passed (caller kills us)."""
         assert self.proc.stdin is not None
         inner = max(1, int(timeout / 3))  # parse gold, parse pred, verify
@@ -143,7 +143,7 @@ class _Pool:
         return self._outcome(reply)
 
     @staticmethod
-    def _outcome(reply: dict) -> Outcome:
+    def _outcome(reply: dict[str, Any]) -> Outcome:
         if reply.get("equal") is None:
             return "error"
         return "equal" if reply["equal"] else "different"
@@ -168,8 +168,3 @@ def symbolic_compare(pred: str, gold: str, timeout: float = 10.0) -> Outcome:
     if len(pred) > MAX_INPUT_CHARS or len(gold) > MAX_INPUT_CHARS:
         return "error"
     return _pool.compare(pred, gold, timeout)
-
-
-def shutdown_workers() -> None:
-    """Stop the idle worker processes (they are restarted on demand)."""
-    _pool.shutdown()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import string
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from pytest_jeval.sample import Sample
 from pytest_jeval.score import Score
@@ -31,7 +31,7 @@ def choice_prompt(sample: Sample, template: str = MCQ_PROMPT) -> str:
 
 
 def score_choice_sample(
-    sample: Sample, reply_text: str, judge: Optional[ModelClient], template: str = MCQ_PROMPT
+    sample: Sample, reply_text: str, judge: ModelClient | None, template: str = MCQ_PROMPT
 ) -> Score:
     """The final stated letter against ``sample.target``; the judge is asked only when none is found."""
     from pytest_jeval.scoring.llm_judge.fallback import score_choice_with_fallback

@@ -109,7 +109,7 @@ def extract_final_number(text: str) -> str | None:
     return _clean(matches[-1]) if matches else None
 
 
-def parse_number(s: str | float | int | None) -> float | None:
+def parse_number(s: str | float | None) -> float | None:
     """Parse ``"1,234"``, ``"$5"``, ``"3/4"``, ``"-2.50"``, ``"1e3"``, ``"50%"`` to a float (None if not a number)."""
     if s is None or isinstance(s, bool):
         return None
@@ -158,7 +158,7 @@ def gsm8k_gold(answer_field: str) -> str:
     return answer_field.rpartition("####")[2].strip().replace(",", "")
 
 
-def score_numeric(reply_text: str, gold: str | float | int) -> Score:
+def score_numeric(reply_text: str, gold: str | float) -> Score:
     """Score a reply whose answer is a number; unscored when it states no number."""
     gold_value = parse_number(gold)
     if gold_value is None:

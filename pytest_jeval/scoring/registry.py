@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Callable, Optional, TypeVar, overload
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 from ..sample import Sample
 from ..score import Score
@@ -71,7 +72,7 @@ def register_scorer(name: str, scorer: _F, *, needs_sample: bool = ..., uses_jud
                     runs_code: bool = ...) -> _F: ...
 
 
-def register_scorer(name: str, scorer: Optional[RecordScorer] = None, *, needs_sample: bool = False,
+def register_scorer(name: str, scorer: RecordScorer | None = None, *, needs_sample: bool = False,
                     uses_judge: bool = False, runs_code: bool = False) -> Any:
     """Register ``scorer`` under ``name``; usable as a decorator (``@register_scorer("x")``).
 
@@ -105,8 +106,8 @@ def scorer_uses_judge(name: str) -> bool:
     return name in _USES_JUDGE
 
 
-def call_scorer(name: str, record: dict[str, Any], *, sample: Optional[Sample] = None,
-                reparse_judge: bool = False, workers: Optional[int] = None) -> Score:
+def call_scorer(name: str, record: dict[str, Any], *, sample: Sample | None = None,
+                reparse_judge: bool = False, workers: int | None = None) -> Score:
     """Score ``record`` with the scorer registered as ``name``, passing what it takes."""
     fn = get_scorer(name)
     kwargs: dict[str, Any] = {}
@@ -345,7 +346,7 @@ def record_humaneval(record: dict[str, Any], sample: Sample) -> Score:
 
 
 @register_scorer("livecodebench", needs_sample=True, runs_code=True)
-def record_livecodebench(record: dict[str, Any], sample: Sample, workers: Optional[int] = None) -> Score:
+def record_livecodebench(record: dict[str, Any], sample: Sample, workers: int | None = None) -> Score:
     """LiveCodeBench: the public and private tests, in the sandbox (``workers`` at once; default
     the run's default, one per CPU core)."""
     from pytest_jeval.benchmarks._codeexec import exec_workers

@@ -10,7 +10,7 @@ the next stored judge reply (``scoring_metadata.judge_output``, or the list
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.engines.base import EndpointError, Reply
 from pytest_jeval.score import Score
@@ -24,11 +24,11 @@ class ReplayJudge:
 
     name: str
     outputs: list[str]
-    error: Optional[str] = None
+    error: str | None = None
     calls: int = 0
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Optional[ReplayJudge]:
+    def from_record(cls, record: dict[str, Any]) -> ReplayJudge | None:
         """The replay of ``record``'s judge, or None when the run's judge was never asked."""
         meta = record.get("scoring_metadata")
         if not isinstance(meta, dict):

@@ -512,11 +512,6 @@ class GpuSampler:
             return tuple(d.public() for d in self._devices)
 
     @property
-    def excluded_devices(self) -> dict[str, str]:
-        """Selected devices (or selection entries) that were not measured, with the reason."""
-        return dict(self._excluded)
-
-    @property
     def energy_methods(self) -> dict[int, EnergyMethod]:
         """Energy method per measured device index."""
         return {d.index: d.method for d in self._devices}

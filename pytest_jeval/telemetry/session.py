@@ -13,7 +13,8 @@ the rest is the idle share.
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pytest_jeval.telemetry.attribution import AttributionResult, EnergyLedger
 from pytest_jeval.telemetry.efficiency import ipj, ipw
@@ -23,9 +24,9 @@ from pytest_jeval.telemetry.nvml import GpuSampler
 class RunTelemetry:
     """Owns the sampler; turns call windows into per-record energy."""
 
-    def __init__(self, devices: Optional[Sequence[int]] = None, interval: float = 0.05) -> None:
+    def __init__(self, devices: Sequence[int] | None = None, interval: float = 0.05) -> None:
         self.sampler = GpuSampler(devices, interval, clock=time.monotonic)
-        self.result: Optional[AttributionResult] = None
+        self.result: AttributionResult | None = None
 
     def start(self) -> bool:
         """Start sampling; False (with :meth:`notice` saying why) when no GPU can be measured."""
@@ -35,7 +36,7 @@ class RunTelemetry:
         """Stop sampling (idempotent)."""
         self.sampler.stop()
 
-    def notice(self) -> Optional[str]:
+    def notice(self) -> str | None:
         """One line for the terminal when telemetry is off or incomplete."""
         return self.sampler.notice()
 
@@ -49,7 +50,8 @@ class RunTelemetry:
                 call_id = f"{n}:{k}"
                 ledger.record(call_id, float(window[0]), float(window[1]))
                 owners.setdefault(str(n), []).append(call_id)
-        self.result = ledger.attribute(self.sampler.intervals()) if self.sampler.available or self.sampler.measured_devices else None
+        measured = self.sampler.available or self.sampler.measured_devices
+        self.result = ledger.attribute(self.sampler.intervals()) if measured else None
         if self.result is None:
             return
         for n, rec in enumerate(records):
@@ -63,7 +65,8 @@ class RunTelemetry:
             rec["energy_joules"] = energy
             rec["power_watts"] = energy / duration if duration > 0 else None
             rec["gpu_utilization_pct"] = (
-                sum(u * d for u, d in utils) / sum(d for _, d in utils) if utils and sum(d for _, d in utils) > 0 else None
+                sum(u * d for u, d in utils) / sum(d for _, d in utils)
+                if utils and sum(d for _, d in utils) > 0 else None
             )
             rec["ipw"] = ipw(rec.get("score"), rec["power_watts"])
             rec["ipj"] = ipj(rec.get("score"), energy)

@@ -73,7 +73,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, NoReturn, Union
+from typing import Any, Literal, NoReturn
 
 from aiohttp import web
 
@@ -81,9 +81,9 @@ __all__ = [
     "FAULT_KINDS",
     "Answer",
     "EchoAuthorization",
+    "FakeOpenAIServer",
     "Fault",
     "FaultInjector",
-    "FakeOpenAIServer",
     "Raw",
     "Responder",
     "ResponderResult",
@@ -188,10 +188,11 @@ class EchoAuthorization:
     template: str = "Invalid credentials in header Authorization: {authorization}"
 
 
-ResponderResult = Union[str, Answer, Fault, Raw, EchoAuthorization]
-"""What a responder returns: plain content, an :class:`Answer`, a :class:`Fault`, a :class:`Raw` or an :class:`EchoAuthorization`."""
+ResponderResult = str | Answer | Fault | Raw | EchoAuthorization
+"""What a responder returns: plain content, an :class:`Answer`, a :class:`Fault`, a :class:`Raw` or an
+:class:`EchoAuthorization`."""
 
-Responder = Callable[[dict[str, Any], int], Union[ResponderResult, Awaitable[ResponderResult]]]
+Responder = Callable[[dict[str, Any], int], ResponderResult | Awaitable[ResponderResult]]
 """``responder(request_body, attempt)``; see the module docstring."""
 
 
@@ -934,7 +935,8 @@ class FakeOpenAIServer:
     ) -> web.StreamResponse:
         text = echo.template.replace("{authorization}", request.headers.get("Authorization", ""))
         if echo.status == 200:
-            return await self._reply(request, record, self._json_response(self._completion(body, Answer(text))), "answer")
+            reply = self._json_response(self._completion(body, Answer(text)))
+            return await self._reply(request, record, reply, "answer")
         error = _error_json(text, "invalid_request_error", "echo_authorization")
         return await self._reply(request, record, self._json_response(error, status=echo.status), "echo")
 

@@ -42,8 +42,10 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pytest_jeval.telemetry.attribution import EnergyLedger  # noqa: E402
-from pytest_jeval.telemetry.nvml import GpuSampler, Interval  # noqa: E402
+import itertools
+
+from pytest_jeval.telemetry.attribution import EnergyLedger
+from pytest_jeval.telemetry.nvml import GpuSampler, Interval
 
 IDLE_BEFORE_S = 1.5
 IDLE_AFTER_S = 2.5
@@ -120,7 +122,7 @@ def median_gap(sampler: GpuSampler) -> float | None:
     if not devices:
         return None
     series = sampler.samples(devices[0].index)
-    gaps = [b.t - a.t for a, b in zip(series, series[1:], strict=False)]
+    gaps = [b.t - a.t for a, b in itertools.pairwise(series)]
     return statistics.median(gaps) if gaps else None
 
 

@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pytest_jeval.redact import redact, redact_record, register
 

@@ -40,7 +40,7 @@ def _time(fn: object, runs: int) -> list[float]:
 
 def _fmt(ms: list[float]) -> str:
     ordered = sorted(ms)
-    p90 = ordered[max(0, int(round(0.9 * len(ordered))) - 1)]
+    p90 = ordered[max(0, round(0.9 * len(ordered)) - 1)]
     return f"median {statistics.median(ordered):7.1f} ms   p90 {p90:7.1f} ms"
 
 

@@ -45,7 +45,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[2]
@@ -118,7 +118,7 @@ class Measured:
     output: str
 
 
-def run_measured(cmd: list[str], cwd: Path, env: Optional[dict[str, str]] = None, timeout: float = 900) -> Measured:
+def run_measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 900) -> Measured:
     """Run ``cmd``; wall time, CPU time and peak RSS of it and its descendants (os.wait4)."""
     log = cwd / f".out-{time.monotonic_ns()}.txt"
     with log.open("wb") as out:
@@ -214,12 +214,12 @@ def bare_main(url: str, data: Path, concurrency: int) -> int:
 class Run:
     config: str
     wall: float
-    in_call: Optional[float]
+    in_call: float | None
     requests: int
     max_in_flight: int
     cpu: float
     maxrss_mb: float
-    correct: Optional[int]
+    correct: int | None
     lead: float
     """Process start to the server's first request (startup, collection, preflight)."""
     tail: float
@@ -250,7 +250,7 @@ def one_run(config: str, work: Path, data: Path, answers: Path, n: int, latency:
             cmd = pytest_cmd(suite, 2 if config == "xdist" else 0)
         m = run_measured(cmd, work, env)
         stats = server.stop()
-    correct: Optional[int] = None
+    correct: int | None = None
     if config == "bare":
         if m.returncode == 0:
             correct = json.loads(m.output.strip().splitlines()[-1])["correct"]
@@ -364,7 +364,7 @@ def profile_collect(cmd: list[str], work: Path, env: dict[str, str]) -> None:
     import pstats
 
     prof = work / "collect.prof"
-    m = run_measured([PY, "-m", "cProfile", "-o", str(prof)] + cmd[1:], work, env)
+    m = run_measured([PY, "-m", "cProfile", "-o", str(prof), *cmd[1:]], work, env)
     stats = pstats.Stats(str(prof))
     rows: dict[tuple[str, str], float] = {}
     for (filename, _line, func), (_cc, _nc, _tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
@@ -400,7 +400,7 @@ def profile_collect(cmd: list[str], work: Path, env: dict[str, str]) -> None:
 
 # --------------------------------------------------------------------------- main
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--bare-loop":
         return bare_main(argv[1], Path(argv[2]), int(argv[3]))

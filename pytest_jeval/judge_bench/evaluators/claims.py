@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judge_bench.cases import CaseSpec
@@ -38,16 +38,18 @@ def level_judgment(spec: CaseSpec, verdicts: list[Verdict], raw: str, details: d
     yes = sum(1 for v in verdicts if v.value is True)
     level = spec.level_from_fraction(yes / n)
     source = combine_sources(verdicts)
-    distribution: Optional[dict[Any, float]] = None
-    mass: Optional[float] = None
+    distribution: dict[Any, float] | None = None
+    mass: float | None = None
     if source == SOURCE_LOGPROBS:
         p_yes = [v.distribution[True] for v in verdicts if v.distribution is not None]
         distribution = {lv: 0.0 for lv in spec.labels}
         for k, p in enumerate(count_distribution(p_yes)):
             distribution[spec.level_from_fraction(k / n)] += p
         mass = min(v.allowed_mass for v in verdicts if v.allowed_mass is not None)
-    details = dict(details, share=yes / n, p_yes=[None if v.distribution is None else v.distribution[True] for v in verdicts])
-    return Judgment(level, distribution=distribution, probability_source=source, allowed_mass=mass, raw=(raw,), details=details)
+    stated = [None if v.distribution is None else v.distribution[True] for v in verdicts]
+    details = dict(details, share=yes / n, p_yes=stated)
+    return Judgment(level, distribution=distribution, probability_source=source, allowed_mass=mass, raw=(raw,),
+                    details=details)
 
 
 @register
@@ -62,7 +64,7 @@ class Faithfulness(Evaluator):
     default_scale = (0, 1)
     required_columns = ("output", "context")
 
-    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> PromptLike | None:
         """The claim-extraction-and-check prompt."""
         return (
             "Split the OUTPUT into its individual factual claims and check each claim against the CONTEXT.\n"
@@ -82,7 +84,8 @@ class Faithfulness(Evaluator):
             if _NONE.search(reply.text or ""):
                 return Judgment(spec.level_from_fraction(1.0), probability_source=SOURCE_NO_CLAIMS, raw=(reply.text,),
                                 details={"claims": [], "share": 1.0})
-            return self.unscored("the faithfulness reply lists no claim with a Yes/No verdict and is not NONE", raw=[reply.text])
+            return self.unscored("the faithfulness reply lists no claim with a Yes/No verdict and is not NONE",
+                                 raw=[reply.text])
         claims = [{"claim": before.rstrip(" -=>:|"), "supported": v.value} for before, v in lines]
         return level_judgment(spec, [v for _, v in lines], reply.text, {"claims": claims})
 
@@ -114,7 +117,7 @@ class ChunkRelevance(Evaluator):
     default_scale = (0, 1)
     required_columns = ("context",)
 
-    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> PromptLike | None:
         """The per-chunk prompt; None (no call) when there are no chunks."""
         chunks = chunks_of(item.context)
         if not chunks:

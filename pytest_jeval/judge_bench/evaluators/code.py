@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pytest_jeval.judge_bench.cases import CaseSpec
 from pytest_jeval.judge_bench.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
@@ -175,7 +176,8 @@ class Trajectory(CodeEvaluator):
     """Step-sequence similarity between the agent's trajectory and the expected one."""
 
     name = "trajectory"
-    description = "Step-sequence similarity 1 - levenshtein/max_len between output and expected steps, mapped to the scale."
+    description = ("Step-sequence similarity 1 - levenshtein/max_len between output and expected steps, "
+                   "mapped to the scale.")
     kinds = ("score",)
     default_scale = (0, 1)
     required_columns = ("output", "expected")
@@ -188,7 +190,7 @@ class Trajectory(CodeEvaluator):
                             predicted_steps=predicted, expected_steps=expected)
 
 
-def first_text(value: Optional[Any]) -> str:
+def first_text(value: Any | None) -> str:
     """A cell as text (JSON for structured values)."""
     if value is None:
         return ""

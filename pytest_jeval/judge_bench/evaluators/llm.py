@@ -8,7 +8,7 @@ the raw text.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, ClassVar
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judge_bench.cases import CaseSpec
@@ -31,7 +31,7 @@ def language_name(code_or_name: Any) -> str:
     return LANGUAGE_NAMES.get(text.lower(), text)
 
 
-def labels_for(spec: CaseSpec, choice: Optional[LabelSet] = None) -> LabelSet:
+def labels_for(spec: CaseSpec, choice: LabelSet | None = None) -> LabelSet:
     """The reply labels of a case: Yes/No, the choice letters, or the scale's level digits."""
     if spec.kind == "boolean":
         return YES_NO
@@ -66,13 +66,13 @@ class SingleVerdict(Evaluator):
     """An LLM evaluator whose one prompt ends in one verdict."""
 
     uses_model = True
-    choice: Optional[LabelSet] = None
+    choice: LabelSet | None = None
 
     def prompt(self, item: GoldItem, spec: CaseSpec) -> str:
         """The judge prompt for one item."""
         raise NotImplementedError
 
-    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> PromptLike | None:
         """The only prompt: the plugin prefetches it."""
         return self.prompt(item, spec)
 
@@ -93,7 +93,8 @@ class Factuality(SingleVerdict):
     kinds = ("choice",)
     choice_labels = ("A", "B", "C", "D", "E")
     choice = LabelSet(choice_labels, choice_labels)
-    gold_aliases = {"subset": "A", "superset": "B", "equivalent": "C", "disagreement": "D", "stylistic": "E"}
+    gold_aliases: ClassVar[dict[str, str]] = {
+        "subset": "A", "superset": "B", "equivalent": "C", "disagreement": "D", "stylistic": "E"}
     required_columns = ("output", "expected")
 
     def prompt(self, item: GoldItem, spec: CaseSpec) -> str:
@@ -156,7 +157,8 @@ class Possible(SingleVerdict):
     """Is the output a genuine attempt rather than a refusal? Yes means a genuine attempt."""
 
     name = "possible"
-    description = "Is the output a genuine attempt at the task rather than a refusal, deflection or 'I cannot'? True = attempt."
+    description = ("Is the output a genuine attempt at the task rather than a refusal, deflection or 'I cannot'? "
+                   "True = attempt.")
     required_columns = ("output",)
 
     def prompt(self, item: GoldItem, spec: CaseSpec) -> str:
@@ -174,7 +176,8 @@ class AgentGoal(SingleVerdict):
     """Did the agent achieve the user's goal?"""
 
     name = "agent_goal"
-    description = "Did the agent achieve the user's goal described in the input (output: the agent's transcript or final state)?"
+    description = ("Did the agent achieve the user's goal described in the input "
+                   "(output: the agent's transcript or final state)?")
     required_columns = ("output",)
 
     def prompt(self, item: GoldItem, spec: CaseSpec) -> str:
@@ -202,7 +205,8 @@ class Translation(SingleVerdict):
     def prompt(self, item: GoldItem, spec: CaseSpec) -> str:
         """The translation prompt, naming both languages."""
         src, tgt = language_name(item.extra["source_language"]), language_name(item.extra["target_language"])
-        reference = f"[Reference {tgt} translation]: {first_text(item.expected)}\n" if item.expected not in (None, "") else ""
+        reference = (f"[Reference {tgt} translation]: {first_text(item.expected)}\n"
+                     if item.expected not in (None, "") else "")
         return (
             f"You are an expert {src}-to-{tgt} translator grading a translation from {src} into {tgt}. Judge "
             "accuracy (meaning preserved, nothing added or omitted) and fluency in the target language.\n\n"
@@ -238,7 +242,8 @@ class LlmJudge(SingleVerdict):
     """A free-text rubric in ``criteria`` mapped to a level."""
 
     name = "llm_judge"
-    description = "Scores the output against the free-text rubric in `criteria`, as a level on the scale (0-4 by default)."
+    description = ("Scores the output against the free-text rubric in `criteria`, as a level on the scale "
+                   "(0-4 by default).")
     kinds = ("score",)
     default_scale = (0, 4)
     required_columns = ("output", "criteria")

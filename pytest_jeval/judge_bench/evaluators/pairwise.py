@@ -20,7 +20,7 @@ layout) or from ``output`` given as a list of two strings.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, ClassVar
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.judge_bench.cases import CaseSpec
@@ -48,7 +48,7 @@ def pair_of(item: GoldItem) -> tuple[str, str]:
     raise EvaluatorError("a pairwise item needs output_1 and output_2 columns, or output as a list of two strings")
 
 
-def _mapped(verdict: Verdict, swapped: bool) -> tuple[Optional[str], Optional[dict[str, float]]]:
+def _mapped(verdict: Verdict, swapped: bool) -> tuple[str | None, dict[str, float] | None]:
     table = _MAP[swapped]
     label = table[verdict.value] if verdict.value is not None else None
     dist = None
@@ -74,7 +74,8 @@ class Pairwise(Evaluator):
     uses_model = True
     kinds = ("choice",)
     choice_labels = LABELS
-    gold_aliases = {"a": "1", "b": "2", "output_1": "1", "output_2": "2", "equal": "tie", "t": "tie"}
+    gold_aliases: ClassVar[dict[str, str]] = {
+        "a": "1", "b": "2", "output_1": "1", "output_2": "2", "equal": "tie", "t": "tie"}
     required_columns = ()
 
     def prompt(self, item: GoldItem, swapped: bool) -> str:
@@ -89,7 +90,7 @@ class Pairwise(Evaluator):
             "Which response is better? Write your answer on the last line as a single word: A, B or tie."
         )
 
-    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> Optional[PromptLike]:
+    def first_prompt(self, item: GoldItem, spec: CaseSpec) -> PromptLike | None:
         """The original-order prompt (prefetched); the swapped one is sent by :meth:`run`."""
         return self.prompt(item, swapped=False)
 
@@ -110,8 +111,8 @@ class Pairwise(Evaluator):
             assert dists[0] is not None and dists[1] is not None
             debiased = {label: (dists[0].get(label, 0.0) + dists[1].get(label, 0.0)) / 2 for label in LABELS}
             masses = [v.allowed_mass for v in verdicts if v.allowed_mass is not None]
-            mass: Optional[float] = min(masses) if masses else None
-            distribution: Optional[dict[str, float]] = debiased
+            mass: float | None = min(masses) if masses else None
+            distribution: dict[str, float] | None = debiased
         else:
             debiased = {label: sum(0.5 for lab, _ in mapped if lab == label) for label in LABELS}
             distribution, mass = None, None

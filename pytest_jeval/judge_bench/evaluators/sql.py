@@ -23,7 +23,7 @@ import sqlite3
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.judge_bench.cases import CaseSpec
 from pytest_jeval.judge_bench.evaluators.code import strip_fence
@@ -40,7 +40,7 @@ class QueryTimeout(Exception):
     """A query ran past its time limit."""
 
 
-def build_database(script: Path, cache_dir: Optional[Path] = None) -> Path:
+def build_database(script: Path, cache_dir: Path | None = None) -> Path:
     """The SQLite database built from a ``.sql`` script (once per script content; atomic)."""
     text = script.read_text(encoding="utf-8")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
@@ -65,7 +65,7 @@ def build_database(script: Path, cache_dir: Optional[Path] = None) -> Path:
     return target
 
 
-def resolve_database(value: str, data_dir: Optional[str]) -> Path:
+def resolve_database(value: str, data_dir: str | None) -> Path:
     """An item's database path (relative to the gold file), built first when it is a ``.sql`` script."""
     path = Path(value).expanduser()
     if not path.is_absolute() and data_dir:
@@ -132,7 +132,7 @@ class SqlEquivalence(CodeEvaluator):
                    "database, read-only, time-limited; order matters only when expected has ORDER BY)?")
     required_columns = ("output", "expected")
 
-    def __init__(self, default_database: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, default_database: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.default_database = default_database
         """Database used when an item has no ``database`` column."""
         self.timeout = timeout
@@ -141,7 +141,8 @@ class SqlEquivalence(CodeEvaluator):
         """Run both queries; a failing or timed-out output query is a False decision."""
         db_value = item.extra.get("database") or self.default_database
         if not db_value:
-            raise EvaluatorError("no database: give the gold item a 'database' column (a .sqlite file or a .sql script)")
+            raise EvaluatorError(
+                "no database: give the gold item a 'database' column (a .sqlite file or a .sql script)")
         if item.expected is None:
             raise EvaluatorError("the gold item has no 'expected' query")
         database = resolve_database(str(db_value), item.data_dir)
@@ -156,4 +157,5 @@ class SqlEquivalence(CodeEvaluator):
             got = run_query(database, output, self.timeout)
         except (sqlite3.Error, sqlite3.Warning, QueryTimeout) as exc:
             return self.decided(False, output_error=f"{type(exc).__name__}: {exc}", ordered=ordered)
-        return self.decided(results_equal(got, want, ordered), ordered=ordered, output_rows=len(got), expected_rows=len(want))
+        return self.decided(results_equal(got, want, ordered), ordered=ordered, output_rows=len(got),
+                            expected_rows=len(want))

@@ -37,7 +37,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.judge_bench.cases import CaseSpec
 from pytest_jeval.judge_bench.evaluators.code import strip_fence
@@ -170,7 +170,7 @@ def _type_ok(value: Any, type_name: str, acceptable: list[Any]) -> bool:
     return bool(given) and type(value) is type(given[0])  # a variable reference of the gold's own type
 
 
-def check_call(call: Call, answer: dict[str, Any], spec: Optional[dict[str, Any]], language: str = "python") -> Optional[str]:
+def check_call(call: Call, answer: dict[str, Any], spec: dict[str, Any] | None, language: str = "python") -> str | None:
     """None when ``call`` matches the expected call ``{name: {param: [acceptable]}}``, else the reason."""
     (gold_name, params), = answer.items()
     name, args = call
@@ -196,7 +196,9 @@ def check_call(call: Call, answer: dict[str, Any], spec: Optional[dict[str, Any]
     return None
 
 
-def match_calls(calls: list[Call], answers: list[dict[str, Any]], specs: list[dict[str, Any]], language: str) -> Optional[str]:
+def match_calls(
+    calls: list[Call], answers: list[dict[str, Any]], specs: list[dict[str, Any]], language: str
+) -> str | None:
     """None when every expected call matches a distinct predicted call (any order), else the reason."""
     if len(calls) != len(answers):
         return f"{len(calls)} calls, expected {len(answers)}"
@@ -234,7 +236,8 @@ class ToolCallAccuracy(CodeEvaluator):
     """Tool name and arguments match the expected calls with BFCL's acceptable-value rules."""
 
     name = "tool_call_accuracy"
-    description = "Do the tool calls match the expected calls in name and arguments (BFCL acceptable values, optional params)?"
+    description = ("Do the tool calls match the expected calls in name and arguments "
+                   "(BFCL acceptable values, optional params)?")
     required_columns = ("output", "expected")
 
     def judge(self, item: GoldItem, spec: CaseSpec) -> Judgment:

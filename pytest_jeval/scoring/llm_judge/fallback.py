@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
 
 from pytest_jeval.client import ModelClient
 from pytest_jeval.engines.base import EndpointError
@@ -21,9 +20,10 @@ Response:
 {response}"""
 
 
-def judge_choice_letter(judge: ModelClient, question: str, response: str, valid: str) -> tuple[Optional[str], str]:
+def judge_choice_letter(judge: ModelClient, question: str, response: str, valid: str) -> tuple[str | None, str]:
     """Ask the judge which letter ``response`` chose. Returns (letter or None, the judge's raw reply)."""
-    reply = judge.chat(_EXTRACT_PROMPT.format(letters=", ".join(valid), question=question, response=response), max_tokens=8)
+    prompt = _EXTRACT_PROMPT.format(letters=", ".join(valid), question=question, response=response)
+    reply = judge.chat(prompt, max_tokens=8)
     text = reply.text.strip()
     if text.upper().startswith("NONE"):
         return None, text
@@ -31,7 +31,7 @@ def judge_choice_letter(judge: ModelClient, question: str, response: str, valid:
 
 
 def score_choice_with_fallback(
-    reply_text: str, gold: str, valid: str, *, question: str, judge: Optional[ModelClient]
+    reply_text: str, gold: str, valid: str, *, question: str, judge: ModelClient | None
 ) -> Score:
     """Regex extraction first; the judge is asked only when no letter is found. Never guesses."""
     result = score_choice(reply_text, gold, valid)

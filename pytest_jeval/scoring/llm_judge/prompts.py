@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.client import ModelClient
 from pytest_jeval.engines.base import EndpointError
@@ -74,9 +74,9 @@ _BOOL_TOKEN = re.compile(r"\b(TRUE|FALSE)\b")
 class StructuredVerdict:
     """A parsed structured verdict."""
 
-    correct: Optional[bool]
+    correct: bool | None
     """True/False, or None when the reply holds no usable verdict."""
-    extracted: Optional[str]
+    extracted: str | None
     """The judge's ``extracted_final_answer``, if it gave one."""
     how: str
     """``correct_line``, ``bool_token`` or ``none``."""
@@ -128,13 +128,13 @@ def judge_structured(
 
 
 def structured_score(
-    judge: Optional[ModelClient],
+    judge: ModelClient | None,
     *,
     question: str,
     response: str,
     correct_answer: str,
     guidance: str = "",
-    metadata: Optional[dict[str, Any]] = None,
+    metadata: dict[str, Any] | None = None,
 ) -> Score:
     """A :class:`Score` from a structured judge verdict; unscored without a judge or a verdict."""
     base = dict(metadata or {})
@@ -250,7 +250,7 @@ _GRADE_LINE = re.compile(r"^[\s*_`#>]*(?i:(?:final\s+)?(?:grade|answer|verdict)\
 _GRADE_WORD = re.compile(r"(?<![A-Za-z_])(NOT[_ ]ATTEMPTED|INCORRECT|CORRECT)(?![A-Za-z_])")
 
 
-def parse_simpleqa_grade(text: str) -> Optional[str]:
+def parse_simpleqa_grade(text: str) -> str | None:
     """``CORRECT`` / ``INCORRECT`` / ``NOT_ATTEMPTED`` from a grader reply, or None.
 
     Tried in order: the whole reply is a bare letter (``"B"``, ``"**B**"``, ``"B."``);
@@ -267,7 +267,7 @@ def parse_simpleqa_grade(text: str) -> Optional[str]:
     stated = _GRADE_STATEMENT.findall(text or "")
     if stated:
         return SIMPLEQA_GRADES[stated[-1]]
-    words = {w.replace(" ", "_") for w in _GRADE_WORD.findall(text or "")}
+    words: set[str] = {w.replace(" ", "_") for w in _GRADE_WORD.findall(text or "")}
     if len(words) == 1:
         return words.pop()
     lines = [line for line in (text or "").splitlines() if line.strip()]
@@ -313,7 +313,7 @@ PAIRWISE_VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 _PAIRWISE_TOKEN = re.compile(r"\[\[\s*([AB<>=]+)\s*\]\]")
 
 
-def parse_pairwise_verdict(text: str) -> Optional[str]:
+def parse_pairwise_verdict(text: str) -> str | None:
     """The verdict token (``A>>B`` ... ``B>>A``) of a pairwise judgement, or None.
 
     None when there is no valid token or when the reply holds different tokens
