@@ -44,7 +44,7 @@ bubblewrap:
 
 # ruff and mypy strict (settings in pyproject.toml); a finding fails `make test` before pytest runs.
 lint: $(VENV)/.installed-dev
-	$(PY) -m ruff check pytest_jeval benchmarks tests
+	$(PY) -m ruff check pytest_jeval tests
 	$(PY) -m mypy
 
 test: $(VENV)/.installed-dev chromium bubblewrap lint
