@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.catalog import CatalogError, catalog_rows
 from pytest_jeval.cli._table import table
 
 
-def load_evaluators() -> Optional[dict[str, Any]]:
+def load_evaluators() -> dict[str, Any] | None:
     """The evaluator registry (name -> evaluator class), or None when it cannot be imported.
 
     A broken installed evaluator (entry point) raises EvaluatorLoadError, reported by :func:`run`.
@@ -35,7 +35,7 @@ def evaluator_scale(evaluator: Any) -> str:
     return "true/false" if kinds[:1] == ("boolean",) else "-"
 
 
-def evaluator_rows() -> Optional[list[dict[str, Any]]]:
+def evaluator_rows() -> list[dict[str, Any]] | None:
     """One row per registered evaluator (name, category, dataset, kind, scale, description);
     None when no evaluator registry is importable."""
     registry = load_evaluators()
@@ -74,9 +74,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"benchmarks": benchmarks, "evaluators": evaluators}, indent=2))
         return 0
     print("benchmarks:")
-    header = ("name", "category", "dataset", "samples", "scorer")
-    rows = [[_cell(b[h]) for h in ("name", "category", "dataset", "samples", "scorer")] for b in benchmarks]
-    print("\n".join("  " + line for line in table(header, rows, right={3})))
+    bench_header = ("name", "category", "dataset", "samples", "scorer")
+    rows = [[_cell(b[h]) for h in bench_header] for b in benchmarks]
+    print("\n".join("  " + line for line in table(bench_header, rows, right={3})))
     print()
     if evaluators is None:
         print("evaluators: none (pytest_jeval.judge_bench has no evaluator registry)")
