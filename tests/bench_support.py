@@ -20,7 +20,7 @@ import pytest  #   so without this every run would import the openai client agai
 
 import pytest_jeval.collect  # noqa: F401
 import pytest_jeval.plugin  # noqa: F401
-import pytest_jeval.writer  # noqa: F401
+import pytest_jeval.results.writer  # noqa: F401
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message, message_text
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_jeval.records import EXTRA_FIELDS, RECORD_FIELDS
+from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS
 from pytest_jeval.results.jsonl import JsonlAppender
 from pytest_jeval.results.sanitize import clean_record, json_line
 
