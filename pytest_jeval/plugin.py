@@ -7,7 +7,7 @@ options and fixtures and otherwise stays silent.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import pytest
 

@@ -16,7 +16,6 @@ import textwrap
 
 import execnet
 import xdist.remote
-
 from conftest import JevalProject
 
 

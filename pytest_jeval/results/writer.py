@@ -24,15 +24,15 @@ from typing import Any, Optional
 
 import pytest
 
+from pytest_jeval._keys import runtime_key
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.results.files import make_dir, read_bytes, write_atomic
+from pytest_jeval.results.gates import GateResult, evaluate_gates, has_gates
 from pytest_jeval.results.jsonl import JsonlAppender, ResultsWriteError, read_jsonl
 from pytest_jeval.results.lock import LockedError, RunLock
 from pytest_jeval.results.paths import aggregate_path, jsonl_path, summary_path
-from pytest_jeval.results.sanitize import json_line
-from pytest_jeval._keys import runtime_key
-from pytest_jeval.results.gates import GateResult, evaluate_gates, has_gates
 from pytest_jeval.results.resume import read_resumed
+from pytest_jeval.results.sanitize import json_line
 from pytest_jeval.results.summary import summarize, write_summary
 from pytest_jeval.telemetry.session import RunTelemetry
 
