@@ -248,7 +248,7 @@ class RuntimeHooks:
         self.runtime = runtime
 
     @pytest.hookimpl(tryfirst=True, specname="pytest_sessionstart")
-    def check_data(self, session: pytest.Session) -> None:
+    def pytest_sessionstart_check_data(self, session: pytest.Session) -> None:
         """The controller loads every benchmark's data first: a data problem is a usage error before anything starts."""
         if is_worker(session.config):
             return

@@ -13,7 +13,7 @@ pytest-xdist internals used here: ``config.workerinput`` (present on a worker) a
 
 from __future__ import annotations
 
-from typing import Any, Generator
+from typing import Any, Generator, cast
 
 import pytest
 
@@ -102,8 +102,8 @@ class RecordHooks:
         plan = item.config.stash[plan_key]
         judge_cfg = plan.suite.judge
         judge_name = (plan.benchmarks[case.benchmark].entry.judge_model or judge_cfg.model) if judge_cfg else None
-        record: dict[str, Any] = dict(build_record(case, failure=failure, model_entry=plan.models[case.model],
-                                                   judge_model=judge_name, judge_prices=judge_cfg))
+        record = cast("dict[str, Any]", build_record(case, failure=failure, model_entry=plan.models[case.model],
+                                                     judge_model=judge_name, judge_prices=judge_cfg))
         hook = item.config.hook.pytest_jeval_update_record
         if not hook.get_hookimpls():  # the common case: no copy
             return record
