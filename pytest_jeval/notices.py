@@ -64,7 +64,7 @@ class Notices:
     def lines(self, config: pytest.Config) -> list[str]:
         """The notice lines for this run."""
         from pytest_jeval._keys import runtime_key
-        from pytest_jeval.plugin import worker_stats_key
+        from pytest_jeval.results.writer import worker_stats_key
 
         runtime = config.stash.get(runtime_key, None)
         out: list[str] = []

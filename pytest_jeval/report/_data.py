@@ -1,6 +1,6 @@
 """Result files as ``jeval`` and the report read them: records, the stored summary, a recomputed one.
 
-A summary is a function of the records (``pytest_jeval.summary.summarize``); the
+A summary is a function of the records (``pytest_jeval.results.summary.summarize``); the
 stored ``.summary.json`` also carries what the records cannot give back (run start
 and end, ``skipped_rows``) and the benchmark's ``summarize_extra`` fields, which a
 recompute reproduces only for built-in benchmarks.
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval.metrics import confusion_matrix, expected_calibration_error, reliability_bins
-from pytest_jeval.summary import summarize
+from pytest_jeval.results.paths import AGGREGATE_NAME, aggregate_path, jsonl_files
+from pytest_jeval.results.summary import summarize
 
 #: Probability bins of the reliability diagram (the judge metrics' ECE bins).
 ECE_BINS = 10
@@ -313,8 +314,8 @@ def locate_inputs(paths: list[Path | str]) -> tuple[list[tuple[Path, Path | None
     aggregate: dict[str, Any] | None = None
     for raw in paths:
         path = Path(raw)
-        listing = path / "summary.json" if path.is_dir() else path
-        if listing.name == "summary.json" and listing.is_file():
+        listing = aggregate_path(path) if path.is_dir() else path
+        if listing.name == AGGREGATE_NAME and listing.is_file():
             root = listing.parent
             if not inside(listing, root):
                 raise ResultFileError(f"{listing}: a link pointing outside {root}; refused")
@@ -332,7 +333,7 @@ def locate_inputs(paths: list[Path | str]) -> tuple[list[tuple[Path, Path | None
                     raise ResultFileError(f"{listing}: names {run['jsonl']!r}, which is outside {root}; refused")
                 out.append((target, root))
         elif path.is_dir():
-            for target in sorted(path.glob("*.jsonl")):
+            for target in jsonl_files(path):
                 if not inside(target, path):
                     raise ResultFileError(f"{target}: a link pointing outside {path}; refused")
                 out.append((target, path))

@@ -1,5 +1,13 @@
-"""Results files: their names, safe creation, the append-only JSONL log, the run lock.
+"""Results: the record, the file layout, the writer, the summary, the gates and the terminal table.
 
+No module outside this package builds a results path or writes a results file.
+
+* :mod:`~pytest_jeval.results.records` builds a sample's record (verdict, usage, efficiency);
+* :mod:`~pytest_jeval.results.reports` puts records on test reports (all processes);
+* :mod:`~pytest_jeval.results.writer` is the controller's writer plugin;
+* :mod:`~pytest_jeval.results.resume` reads finished records back (``--jeval-resume``);
+* :mod:`~pytest_jeval.results.summary`, :mod:`~pytest_jeval.results.gates` and
+  :mod:`~pytest_jeval.results.terminal`: summaries, gates, the results table;
 * :mod:`~pytest_jeval.results.paths` names every file of an output directory;
 * :mod:`~pytest_jeval.results.files` creates files without following links;
 * :mod:`~pytest_jeval.results.jsonl` appends whole lines and reads the newest per record;

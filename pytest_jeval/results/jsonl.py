@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from pytest_jeval.results.files import open_append, read_bytes
 
-__all__ = ["JsonlAppender", "JsonlContent", "ResultsWriteError", "parse_jsonl", "read_jsonl"]
+__all__ = ["JsonlAppender", "JsonlContent", "ResultsWriteError", "parse_jsonl", "read_jsonl", "write_records"]
 
 _TAIL_CHUNK = 1 << 16
 
@@ -148,3 +148,12 @@ class JsonlAppender:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace ``path`` atomically with one JSONL line per record (creating its directory)."""
+    from pytest_jeval.results.files import make_dir, write_atomic
+    from pytest_jeval.results.sanitize import json_line
+
+    make_dir(path.parent)
+    write_atomic(path, b"".join(json_line(r) for r in records))

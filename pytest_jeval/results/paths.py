@@ -27,9 +27,11 @@ __all__ = [
     "aggregate_path",
     "benchmark_name_problem",
     "colliding_pairs",
+    "jsonl_files",
     "jsonl_path",
     "lock_path",
     "model_slug",
+    "rescored_path",
     "results_stem",
     "summary_path",
 ]
@@ -67,6 +69,16 @@ def summary_path(jsonl: Path) -> Path:
 def aggregate_path(output_dir: Path) -> Path:
     """``{output_dir}/summary.json``."""
     return output_dir / AGGREGATE_NAME
+
+
+def jsonl_files(directory: Path) -> list[Path]:
+    """Every ``*.jsonl`` file of a results directory, sorted by name."""
+    return sorted(directory.glob("*.jsonl"))
+
+
+def rescored_path(jsonl: Path, scorer: str) -> Path:
+    """``{stem}.rescored-{scorer}.jsonl`` beside ``jsonl`` (where ``jeval rescore`` writes by default)."""
+    return jsonl.with_name(f"{jsonl.stem}.rescored-{scorer}.jsonl")
 
 
 def lock_path(output_dir: Path) -> Path:

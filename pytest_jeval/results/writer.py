@@ -24,27 +24,26 @@ from typing import Any, Optional
 
 import pytest
 
+from pytest_jeval._keys import runtime_key
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.results.files import make_dir, read_bytes, write_atomic
+from pytest_jeval.results.gates import GateResult, evaluate_gates, has_gates
 from pytest_jeval.results.jsonl import JsonlAppender, ResultsWriteError, read_jsonl
 from pytest_jeval.results.lock import LockedError, RunLock
 from pytest_jeval.results.paths import aggregate_path, jsonl_path, summary_path
+from pytest_jeval.results.resume import read_resumed
 from pytest_jeval.results.sanitize import json_line
-from pytest_jeval.summary import summarize, write_summary
+from pytest_jeval.results.summary import summarize, write_summary
 from pytest_jeval.telemetry.session import RunTelemetry
 
-__all__ = ["ResultsWriter", "jsonl_path", "load_resumable"]
+__all__ = ["ResultsWriter", "install", "jsonl_path", "worker_stats_key", "writer_key"]
 
 Pair = tuple[str, str]
 
-
-def load_resumable(path: Path) -> dict[str, dict[str, Any]]:
-    """Finished records of earlier runs, by record id (the newest line of each id).
-
-    A record with an ``error`` is not finished: it is left out, so the run retries
-    it. The file itself is not changed here.
-    """
-    return {rid: rec for rid, rec in read_jsonl(path).records.items() if rec.get("error") is None}
+writer_key = pytest.StashKey["ResultsWriter"]()
+"""The controller's results writer (``config.stash``; absent on workers and when a plugin replaced it)."""
+worker_stats_key = pytest.StashKey[list[dict[str, Any]]]()
+"""Each finished xdist worker's call statistics (``config.stash``, controller)."""
 
 
 def check_output_dir(path: Path) -> None:
@@ -63,7 +62,7 @@ def check_output_dir(path: Path) -> None:
 
 def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str, Any]:
     """The error record of a sample whose xdist worker died while running it."""
-    from pytest_jeval.records import EXTRA_FIELDS, RECORD_FIELDS
+    from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS
 
     record: dict[str, Any] = dict.fromkeys(RECORD_FIELDS + EXTRA_FIELDS)
     sample = next((s for s in plan.samples(case["benchmark"])[0] if s.id == case["record_id"]), None)
@@ -75,8 +74,32 @@ def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str,
     return plain
 
 
+def install(config: pytest.Config, plan: EvalPlan, *, resume: bool) -> None:
+    """pytest-jeval's results writer, or the one a ``pytest_jeval_write_results`` hook returns."""
+    replacement = config.hook.pytest_jeval_write_results(config=config, plan=plan)
+    if replacement is not None:
+        if resume:
+            raise pytest.UsageError("jeval: --jeval-resume needs pytest-jeval's results writer, and a "
+                                    "pytest_jeval_write_results hook replaced it")
+        config.pluginmanager.register(replacement, "jeval-writer")
+        return
+    run = plan.suite.run
+    telemetry = None
+    if run.telemetry or run.gpu_metrics or config.getoption("jeval_energy"):
+        telemetry = RunTelemetry(run.gpu_devices)
+    writer = ResultsWriter(plan, resume=resume, telemetry=telemetry)
+    config.stash[writer_key] = writer
+    config.pluginmanager.register(writer, "jeval-writer")
+
+
 class ResultsWriter:
-    """Registered on the controller only (like junitxml's ``LogXML``)."""
+    """Registered on the controller only, and unregistered in ``pytest_unconfigure`` (like junitxml's ``LogXML``).
+
+    Its hooks: ``pytest_sessionstart`` (check the output dir, take its lock, read
+    finished records under resume), ``pytest_runtest_logreport`` (append each
+    record), ``pytest_sessionfinish`` (compact, summarize, gates, ``summary.json``),
+    ``pytest_terminal_summary`` (the results table) and ``pytest_unconfigure``.
+    """
 
     def __init__(self, plan: EvalPlan, *, resume: bool, telemetry: Optional[RunTelemetry] = None) -> None:
         self.plan = plan
@@ -101,6 +124,8 @@ class ResultsWriter:
         self._pending: dict[str, dict[str, Any]] = {}
         self._created: list[Path] = []
         self._session: Optional[pytest.Session] = None
+        self.gates: list[GateResult] = []
+        """The gates checked at session end."""
 
     # -- session start ----------------------------------------------------------------
     def prepare(self) -> dict[Pair, dict[str, dict[str, Any]]]:
@@ -125,19 +150,23 @@ class ResultsWriter:
             self.notes.append(f"took over the lock of an earlier run that is no longer running ({self.lock.took_over})")
         resumed: dict[Pair, dict[str, dict[str, Any]]] = {}
         if self.resume:
-            for bench in self.plan.benchmarks:
-                for model in self.plan.models:
-                    try:
-                        resumed[(bench, model)] = load_resumable(jsonl_path(out, bench, model))
-                    except OSError as exc:
-                        self.release()
-                        raise pytest.UsageError(f"jeval: cannot resume from {exc}; no samples were sent") from None
+            try:
+                resumed = read_resumed(self.plan)
+            except OSError as exc:
+                self.release()
+                raise pytest.UsageError(f"jeval: cannot resume from {exc}; no samples were sent") from None
         return resumed
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Keep the session, to stop it when results cannot be stored."""
+        """Keep the session (to stop it when results cannot be stored); prepare the output dir."""
         self._session = session
+        config = session.config
+        if config.option.collectonly or config.getoption("setupplan", False):
+            return
+        config.stash[runtime_key].resumed = self.prepare()
+        if self.telemetry is not None:
+            self.telemetry.start()
 
     # -- records ----------------------------------------------------------------------
     @pytest.hookimpl
@@ -309,6 +338,8 @@ class ResultsWriter:
                 if planned.benchmark.summarize_extra is not None:
                     summary.update(planned.benchmark.summarize_extra(values))
                 summary["skipped_rows"] = self._skipped(bench)
+                if self._session is not None:
+                    self._session.config.hook.pytest_jeval_update_summary(summary=summary, records=values)
                 spath = summary_path(path)
                 self._write_summary(spath, summary)
                 self.summaries[(bench, model)] = summary
@@ -344,3 +375,37 @@ class ResultsWriter:
         except OSError as exc:
             if self.write_error is None:
                     self.notes.append(f"{path.name} was not written ({exc.strerror or exc}); `jeval summarize` recomputes it")
+
+    # -- hooks at the end -------------------------------------------------------------
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Write the summaries and ``summary.json``; gates decide the exit status when the suite sets any."""
+        aggregate = self.finish()
+        if aggregate is None:  # nothing ran (--collect-only, -k matching nothing): nothing is written
+            return
+        self.gates = evaluate_gates(self.plan, self.summaries) if has_gates(self.plan) else []
+        aggregate["gates"] = [g.__dict__ for g in self.gates]
+        if self.summaries:
+            self.write_aggregate(aggregate)
+        if self.gates and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            passed = all(g.passed for g in self.gates)
+            session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        """The results table, the gates and the call statistics."""
+        from pytest_jeval.results.terminal import write_terminal_summary
+
+        runtime = config.stash[runtime_key]
+        stats = config.stash.get(worker_stats_key, []) or [dict(vars(runtime.stats))]
+        write_terminal_summary(terminalreporter, self, stats)
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """Release the output dir, stop the telemetry, and unregister."""
+        self.release()
+        if self.telemetry is not None:
+            self.telemetry.stop()
+        if writer_key in config.stash:
+            del config.stash[writer_key]
+        config.pluginmanager.unregister(self)

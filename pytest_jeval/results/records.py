@@ -1,0 +1,267 @@
+"""Per-sample JSONL records: built on the process that ran the item, as JSON builtins.
+
+A record has three parts, each built by its own function: the verdict
+(:func:`verdict_fields`, which holds the one Score-to-record mapping that
+``jeval rescore`` reuses), the usage (tokens, cost, attempts) and the efficiency
+figures (latency, throughput, MFU, MBU). :class:`Record` names every field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, TypedDict, cast
+
+from pytest_jeval.config import ModelEntry
+from pytest_jeval.engines.base import Reply
+from pytest_jeval.results.sanitize import clean_record, token_count
+from pytest_jeval.runtime import ItemCase
+from pytest_jeval.score import Score
+from pytest_jeval.telemetry.efficiency import mbu_pct, mfu_pct, throughput_tok_per_sec
+from pytest_jeval.telemetry.pricing import cost_usd
+
+#: The reference record fields, in order. Unmeasured values are ``null``, never a made-up 0.
+RECORD_FIELDS = (
+    "record_id",
+    "benchmark",
+    "model",
+    "backend",
+    "model_answer",
+    "is_correct",
+    "score",
+    "latency_seconds",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "error",
+    "scoring_metadata",
+    "ttft",
+    "energy_joules",
+    "power_watts",
+    "gpu_utilization_pct",
+    "throughput_tok_per_sec",
+    "mfu_pct",
+    "mbu_pct",
+    "ipw",
+    "ipj",
+)
+
+#: Fields pytest-jeval adds after the reference ones.
+EXTRA_FIELDS = (
+    "subject",
+    "question",
+    "expected",
+    "extracted",
+    "unscored",
+    "cached",
+    "attempts",
+    "judge_prompt_tokens",
+    "judge_completion_tokens",
+    "judge_cost_usd",
+    "call_windows",
+    "request",
+)
+
+
+def _sum(values: list[Optional[int]]) -> Optional[int]:
+    known = [v for v in values if v is not None]
+    return sum(known) if known and len(known) == len(values) else None
+
+
+def _plain(value: Any) -> Any:
+    """Convert to JSON builtins (xdist ships records in reports)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in value]
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item):
+        try:
+            return _plain(item())
+        except (TypeError, ValueError):
+            pass
+    return str(value)
+
+
+def _cost(model: str, usage: list[tuple[Optional[int], Optional[int]]], entry: Optional[Any]) -> Optional[float]:
+    """Summed cost of the calls (their (prompt, completion) tokens); None when any call's cost is unknown."""
+    if not usage:
+        return None
+    costs = [
+        cost_usd(
+            model,
+            prompt,
+            completion,
+            price_in_per_mtok=getattr(entry, "price_in_per_mtok", None),
+            price_out_per_mtok=getattr(entry, "price_out_per_mtok", None),
+        )
+        for prompt, completion in usage
+    ]
+    return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+
+
+def _usage(replies: list[Reply], who: str, notes: list[str]) -> list[tuple[Optional[int], Optional[int]]]:
+    """Each reply's (prompt, completion) token counts; odd values (strings, negative, NaN) become None, noted."""
+    return [(token_count(r.prompt_tokens, f"{who}prompt_tokens", notes),
+             token_count(r.completion_tokens, f"{who}completion_tokens", notes)) for r in replies]
+
+
+class Record(TypedDict):
+    """One JSONL line: the reference fields, then pytest-jeval's (a ``Score.fields`` may add more)."""
+
+    record_id: str
+    benchmark: str
+    model: str
+    backend: str
+    model_answer: Optional[str]
+    is_correct: Optional[bool]
+    score: Optional[float]
+    latency_seconds: Optional[float]
+    prompt_tokens: Optional[int]
+    completion_tokens: Optional[int]
+    cost_usd: Optional[float]
+    error: Optional[str]
+    scoring_metadata: dict[str, Any]
+    ttft: Optional[float]
+    energy_joules: Optional[float]
+    power_watts: Optional[float]
+    gpu_utilization_pct: Optional[float]
+    throughput_tok_per_sec: Optional[float]
+    mfu_pct: Optional[float]
+    mbu_pct: Optional[float]
+    ipw: Optional[float]
+    ipj: Optional[float]
+    subject: Optional[str]
+    question: Any
+    expected: Any
+    extracted: Any
+    unscored: bool
+    cached: bool
+    attempts: Optional[int]
+    judge_prompt_tokens: Optional[int]
+    judge_completion_tokens: Optional[int]
+    judge_cost_usd: Optional[float]
+    call_windows: Optional[list[list[float]]]
+    request: Optional[dict[str, Any]]
+
+
+def score_fields(score: Score, *, expected: Any) -> dict[str, Any]:
+    """The record fields a ``Score`` fills (``expected`` when the score names no gold answer).
+
+    This is the one mapping from a scorer's verdict to a record: the run and
+    ``jeval rescore`` both use it.
+    """
+    out: dict[str, Any] = {
+        "is_correct": score.correct,
+        "score": score.numeric,
+        "scoring_metadata": dict(score.metadata),
+        "expected": score.expected if score.expected is not None else expected,
+        "extracted": score.extracted,
+        "unscored": score.unscored,
+    }
+    for key, val in score.fields.items():
+        if key in RECORD_FIELDS:
+            raise ValueError(f"Score.fields may not replace the reference field {key!r}")
+        out[key] = val
+    return out
+
+
+def verdict_fields(score: Optional[Score], *, expected: Any, error: Optional[str] = None,
+                   failure: Optional[str] = None) -> dict[str, Any]:
+    """The verdict part of a record.
+
+    ``error`` (the sample could not be answered) leaves it unjudged; ``failure`` is
+    the text of an exception raised outside scoring (a crashing scorer): it is kept
+    in ``scoring_metadata`` and, without a score, the sample counts as wrong. With
+    neither score nor failure the test passed, so the sample is right.
+    """
+    if score is not None:
+        out = score_fields(score, expected=expected)
+    else:
+        out = {"scoring_metadata": {}, "expected": expected, "extracted": None, "unscored": False}
+    out["error"] = error
+    if failure is not None and error is None:
+        out["scoring_metadata"]["exception"] = failure
+    if error is not None:
+        out.update(is_correct=None, score=None, unscored=False)
+    elif score is None:
+        out.update(is_correct=failure is None, score=1.0 if failure is None else 0.0)
+    return out
+
+
+def usage_fields(case: ItemCase, *, model_entry: Optional[ModelEntry], judge_model: Optional[str],
+                 judge_prices: Optional[Any], notes: list[str]) -> dict[str, Any]:
+    """Tokens, cost, attempts and cache use of the item's calls (and its judge's)."""
+    replies = case.replies
+    usage = _usage(replies, "", notes)
+    judge_usage = _usage(case.judge_replies, "judge_", notes)
+    return {
+        "prompt_tokens": _sum([p for p, _ in usage]) if replies else None,
+        "completion_tokens": _sum([c for _, c in usage]) if replies else None,
+        "cost_usd": _cost(case.model, usage, model_entry),
+        "cached": bool(replies) and all(r.cached for r in replies),
+        "attempts": sum(r.attempts for r in replies) if replies else None,
+        "judge_prompt_tokens": _sum([p for p, _ in judge_usage]) if case.judge_replies else None,
+        "judge_completion_tokens": _sum([c for _, c in judge_usage]) if case.judge_replies else None,
+        "judge_cost_usd": _cost(judge_model, judge_usage, judge_prices) if judge_model else None,
+    }
+
+
+def efficiency_fields(replies: list[Reply], *, prompt: Optional[int], completion: Optional[int],
+                      model_entry: Optional[ModelEntry]) -> dict[str, Any]:
+    """Latency, time to first token, throughput, MFU and MBU, and the calls' time windows."""
+    latency = sum(r.latency_seconds for r in replies if r.latency_seconds is not None) if replies else None
+    mfu = mbu = None
+    if model_entry is not None:
+        params = model_entry.param_count_b or None
+        active = model_entry.active_params_b or params
+        mfu = mfu_pct(completion, prompt, latency, active, model_entry.gpu_peak_tflops or None, model_entry.num_gpus)
+        mbu = mbu_pct(completion, latency, params, model_entry.gpu_peak_bandwidth_gb_s or None, model_entry.num_gpus)
+    windows = [[r.started_at, r.ended_at] for r in replies
+               if not r.cached and r.started_at is not None and r.ended_at is not None]
+    return {
+        "latency_seconds": latency,
+        "ttft": replies[-1].ttft if replies else None,
+        "throughput_tok_per_sec": throughput_tok_per_sec(completion, latency),
+        "mfu_pct": mfu,
+        "mbu_pct": mbu,
+        "call_windows": windows or None,
+    }
+
+
+def build_record(
+    case: ItemCase,
+    *,
+    backend: str = "direct",
+    failure: Optional[str] = None,
+    model_entry: Optional[ModelEntry] = None,
+    judge_model: Optional[str] = None,
+    judge_prices: Optional[Any] = None,
+) -> Record:
+    """The record of one finished item: its verdict, usage and efficiency parts, in field order.
+
+    ``failure`` is the text of an exception raised outside scoring (see
+    :func:`verdict_fields`). ``model_entry`` gives prices and hardware figures
+    (cost, MFU, MBU).
+    """
+    replies = case.replies
+    last = replies[-1] if replies else None
+    notes: list[str] = []
+    record: dict[str, Any] = dict.fromkeys(RECORD_FIELDS + EXTRA_FIELDS)
+    record.update(
+        record_id=case.sample.id,
+        benchmark=case.benchmark,
+        model=case.model,
+        backend=backend,
+        model_answer=last.text if last is not None else None,
+        subject=case.sample.subject,
+        question=case.sample.input,
+        request=dict(last.sent) if last is not None and last.sent else None,
+    )
+    usage = usage_fields(case, model_entry=model_entry, judge_model=judge_model, judge_prices=judge_prices,
+                         notes=notes)
+    record.update(usage)
+    record.update(efficiency_fields(replies, prompt=usage["prompt_tokens"], completion=usage["completion_tokens"],
+                                    model_entry=model_entry))
+    record.update(verdict_fields(case.score, expected=case.sample.target, error=case.error, failure=failure))
+    return cast(Record, clean_record({k: _plain(v) for k, v in record.items()}, notes))
