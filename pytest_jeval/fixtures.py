@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pytest_jeval.engines.base import Reply
     from pytest_jeval.runtime import ItemCase, Runtime
     from pytest_jeval.sample import Sample
-    from pytest_jeval.score import Score
+    from pytest_jeval.score import Score, ScoreSink
 
 
 def _runtime(request: pytest.FixtureRequest) -> Runtime:
@@ -25,7 +25,7 @@ def _runtime(request: pytest.FixtureRequest) -> Runtime:
 
 
 def _case(request: pytest.FixtureRequest) -> ItemCase:
-    case = request.node.stash.get(case_key, None)
+    case: ItemCase | None = request.node.stash.get(case_key, None)
     if case is None:
         raise pytest.UsageError(f"{request.node.nodeid} is not a jeval benchmark item")
     return case
@@ -72,7 +72,7 @@ def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
 
 
 @pytest.fixture
-def judge(request: pytest.FixtureRequest) -> Optional[ModelClient]:
+def judge(request: pytest.FixtureRequest) -> ModelClient | None:
     """A chat client for the ``[judge]`` model, or None when the suite has no judge."""
     from pytest_jeval.client import ModelClient
 
@@ -96,7 +96,7 @@ def judge(request: pytest.FixtureRequest) -> Optional[ModelClient]:
 
 
 @pytest.fixture
-def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample) -> Optional[Reply]:
+def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample) -> Reply | None:
     """The model's reply to this benchmark's prompt for ``sample`` (sent ahead of time).
 
     None when the benchmark's prompt is None for this sample (no model call needed).
@@ -134,7 +134,7 @@ def failure_message(sample: Sample, result: Score, answer: str) -> str:
 
 
 @pytest.fixture
-def score(request: pytest.FixtureRequest) -> Callable[[Score], None]:
+def score(request: pytest.FixtureRequest) -> ScoreSink:
     """Record this sample's :class:`Score`; a wrong or unscored answer fails the item."""
     case = _case(request)
 

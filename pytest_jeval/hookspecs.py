@@ -9,7 +9,7 @@ The rules are in ``docs/hooks.md``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -43,7 +43,7 @@ def pytest_jeval_update_summary(summary: dict[str, Any], records: list[dict[str,
 
 
 @hookspec(firstresult=True)
-def pytest_jeval_write_results(config: pytest.Config, plan: EvalPlan) -> Optional[object]:
+def pytest_jeval_write_results(config: pytest.Config, plan: EvalPlan) -> object | None:
     """Return a plugin object to register as the results writer instead of pytest-jeval's own.
 
     Called once, on the controller, in ``pytest_configure``; the first non-None result

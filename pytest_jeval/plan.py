@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import SecretStr
 
@@ -20,6 +20,7 @@ from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.engines.settings import RequestSettings, adapt, build_request
 from pytest_jeval.sample import Sample
+
 
 @dataclass
 class PlannedBenchmark:
@@ -44,23 +45,25 @@ class EvalPlan:
     suite: Suite
     path: Path
     output_dir: Path
-    cache_dir: Optional[Path]
+    cache_dir: Path | None
     benchmarks: dict[str, PlannedBenchmark]
     models: dict[str, ModelEntry]
-    local_base_url: Optional[str] = None
+    local_base_url: str | None = None
     """URL of the bundled local model's server, once started."""
     _samples: dict[str, tuple[list[Sample], int]] = field(default_factory=dict)
     _settings: dict[tuple[str, str], RequestSettings] = field(default_factory=dict)
 
     # -- construction ----------------------------------------------------------------
     @classmethod
-    def from_file(cls, path: Path, *, invocation_dir: Path, output_dir: Optional[str] = None, use_cache: bool = True) -> EvalPlan:
+    def from_file(
+        cls, path: Path, *, invocation_dir: Path, output_dir: str | None = None, use_cache: bool = True
+    ) -> EvalPlan:
         """Load and resolve a suite; raise SuiteError with the file and key path on any problem."""
         path = path if path.is_absolute() else invocation_dir / path
         suite = load_suite(path)
         out = Path(output_dir or suite.run.output_dir)
         out = out if out.is_absolute() else invocation_dir / out
-        cache_dir: Optional[Path] = None
+        cache_dir: Path | None = None
         if use_cache and suite.run.cache:
             cache_dir = Path(suite.run.cache_dir) if suite.run.cache_dir else out / ".cache"
             cache_dir = cache_dir if cache_dir.is_absolute() else invocation_dir / cache_dir
@@ -75,7 +78,8 @@ class EvalPlan:
         for i, m in enumerate(suite.models):
             _check_model(path, i, m)
         if suite.judge is not None and suite.judge.api_key_env and suite.judge.api_key_env not in os.environ:
-            raise SuiteError(f"invalid suite {path}:\n  judge.api_key_env: environment variable {suite.judge.api_key_env!r} is not set")
+            env = suite.judge.api_key_env
+            raise SuiteError(f"invalid suite {path}:\n  judge.api_key_env: environment variable {env!r} is not set")
         return cls(
             suite=suite,
             path=path,
@@ -91,7 +95,7 @@ class EvalPlan:
         judge = self.suite.judge
         return any(m.engine == "local" for m in self.models.values()) or (judge is not None and judge.engine == "local")
 
-    def local_model_path(self) -> Optional[str]:
+    def local_model_path(self) -> str | None:
         """A ``model_path`` override for the local engine, if the suite sets one."""
         for m in self.models.values():
             if m.engine == "local" and m.model_path:
@@ -129,15 +133,19 @@ class EvalPlan:
         if engine == "local":
             if self.local_base_url is None:
                 raise RuntimeError("the local model server has not been started")
-            base_url: Optional[str] = self.local_base_url
+            base_url: str | None = self.local_base_url
             key = SecretStr("local")
         else:
-            base_url = src.base_url or ext.base_url or os.environ.get("JEVAL_BASE_URL") or OPENAI_COMPATIBLE_ENGINES.get(engine)
-            key = _key(src.api_key, src.api_key_env) or ext.api_key or _env_secret("JEVAL_API_KEY")
-            if key is None:
-                key = _env_secret("OPENAI_API_KEY") if base_url is None else SecretStr("EMPTY")
-            if key is None:
-                key = SecretStr("EMPTY")
+            base_url = (
+                src.base_url
+                or ext.base_url
+                or os.environ.get("JEVAL_BASE_URL")
+                or OPENAI_COMPATIBLE_ENGINES.get(engine)
+            )
+            found = _key(src.api_key, src.api_key_env) or ext.api_key or _env_secret("JEVAL_API_KEY")
+            if found is None and base_url is None:
+                found = _env_secret("OPENAI_API_KEY")
+            key = found if found is not None else SecretStr("EMPTY")
         # The local server answers one request at a time: more in flight would only queue
         # there and eat into each request's timeout.
         default_concurrency = 1 if engine == "local" else run.concurrency
@@ -155,8 +163,16 @@ class EvalPlan:
         m = self.models[model]
         d = self.suite.defaults
         model_temperature = m.temperature if isinstance(m.temperature, (int, float)) else None
-        temperature = e.temperature if e.temperature is not None else model_temperature if model_temperature is not None else d.temperature
-        max_tokens = e.max_tokens if e.max_tokens is not None else m.max_tokens if m.max_tokens is not None else d.max_tokens
+        temperature = (
+            e.temperature
+            if e.temperature is not None
+            else model_temperature
+            if model_temperature is not None
+            else d.temperature
+        )
+        max_tokens = (
+            e.max_tokens if e.max_tokens is not None else m.max_tokens if m.max_tokens is not None else d.max_tokens
+        )
         return float(temperature), int(max_tokens)
 
     def settings(self, bench: str, model: str) -> RequestSettings:
@@ -177,7 +193,7 @@ class EvalPlan:
         )
         return settings
 
-    def judge_settings(self, bench: Optional[str] = None) -> Optional[RequestSettings]:
+    def judge_settings(self, bench: str | None = None) -> RequestSettings | None:
         """The settings of the ``[judge]`` model (the benchmark's ``judge_model`` if it names one)."""
         cfg = self.suite.judge
         if cfg is None:
@@ -208,7 +224,7 @@ class EvalPlan:
         """The chat request for ``prompt`` under this benchmark's and model's settings (see :func:`build_request`)."""
         return build_request(self.settings(bench, model), prompt, **options)
 
-    def sample_request(self, bench: str, model: str, sample: Sample) -> Optional[ChatRequest]:
+    def sample_request(self, bench: str, model: str, sample: Sample) -> ChatRequest | None:
         """The request the plugin sends (and prefetches) for one sample; None when it needs no call."""
         definition = self.benchmarks[bench].benchmark
         prompt = definition.prompt(sample)
@@ -220,12 +236,12 @@ def _relative(suite_path: Path, value: str) -> Path:
     return p if p.is_absolute() else suite_path.parent / p
 
 
-def _env_secret(name: str) -> Optional[SecretStr]:
+def _env_secret(name: str) -> SecretStr | None:
     value = os.environ.get(name)
     return SecretStr(value) if value else None
 
 
-def _key(api_key: Optional[SecretStr], env: Optional[str]) -> Optional[SecretStr]:
+def _key(api_key: SecretStr | None, env: str | None) -> SecretStr | None:
     if api_key is not None:
         return api_key
     if env:
@@ -235,11 +251,15 @@ def _key(api_key: Optional[SecretStr], env: Optional[str]) -> Optional[SecretStr
 
 def _check_model(path: Path, i: int, m: ModelEntry) -> None:
     if m.api_key_env and m.api_key_env not in os.environ:
-        raise SuiteError(f"invalid suite {path}:\n  models[{i}].api_key_env: environment variable {m.api_key_env!r} is not set")
+        raise SuiteError(
+            f"invalid suite {path}:\n  models[{i}].api_key_env: environment variable {m.api_key_env!r} is not set"
+        )
     if m.model_path and m.engine != "local":
-        raise SuiteError(f"invalid suite {path}:\n  models[{i}].model_path: only valid with engine = \"local\"")
+        raise SuiteError(f'invalid suite {path}:\n  models[{i}].model_path: only valid with engine = "local"')
     if m.model_path and not _relative(path, m.model_path).is_file():
-        raise SuiteError(f"invalid suite {path}:\n  models[{i}].model_path: file not found: {_relative(path, m.model_path)}")
+        raise SuiteError(
+            f"invalid suite {path}:\n  models[{i}].model_path: file not found: {_relative(path, m.model_path)}"
+        )
 
 
 def _import_module(path: Path, i: int, entry: BenchmarkEntry) -> ModuleType:
@@ -260,7 +280,9 @@ def _import_module(path: Path, i: int, entry: BenchmarkEntry) -> ModuleType:
             spec.loader.exec_module(module)
         except Exception as exc:
             del sys.modules[mod_name]
-            raise SuiteError(f"invalid suite {path}:\n  {where}: importing {file} failed: {type(exc).__name__}: {exc}") from exc
+            raise SuiteError(
+                f"invalid suite {path}:\n  {where}: importing {file} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         return module
     try:
         return importlib.import_module(spec_text)
@@ -323,13 +345,15 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
             known = ", ".join(sorted(index))
             raise SuiteError(
                 f"invalid suite {path}:\n  benchmarks[{i}].name: unknown benchmark {entry.name!r}; "
-                f"known benchmarks are: {known} (or set module = \"path/to/bench.py\" for your own)"
+                f'known benchmarks are: {known} (or set module = "path/to/bench.py" for your own)'
             )
         try:
             module = importlib.import_module(mod_name)
         except Exception as exc:
-            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} ({mod_name}) failed to "
-                             f"import: {type(exc).__name__}: {exc}") from exc
+            raise SuiteError(
+                f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} ({mod_name}) failed to "
+                f"import: {type(exc).__name__}: {exc}"
+            ) from exc
     try:
         bench = find_benchmark(module)
     except ValueError as exc:
@@ -345,5 +369,7 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
     if not files:
         files = bench.default_files(module.__file__)
         if not files and bench.dataset is None:
-            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: {entry.name!r} needs local data files")
+            raise SuiteError(
+                f"invalid suite {path}:\n  benchmarks[{i}].data_files: {entry.name!r} needs local data files"
+            )
     return PlannedBenchmark(entry=entry, benchmark=bench, module=module, files=files)

@@ -7,7 +7,6 @@ options and fixtures and otherwise stays silent.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
@@ -46,7 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("jeval_output", "default output directory for --jeval-output", default=None)
 
 
-def _option(config: pytest.Config, name: str) -> Optional[str]:
+def _option(config: pytest.Config, name: str) -> str | None:
     value = config.getoption(name)
     if value is None:
         value = config.getini(name)
@@ -54,7 +53,7 @@ def _option(config: pytest.Config, name: str) -> Optional[str]:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config) -> Optional[int]:
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """``--jeval-list`` prints the benchmark and evaluator catalogs (like ``jeval list``) and exits."""
     if not config.getoption("jeval_list"):
         return None

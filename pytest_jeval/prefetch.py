@@ -10,8 +10,6 @@ worker would prefetch only the item it is running.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pytest
 
 from pytest_jeval._keys import runtime_key
@@ -39,7 +37,7 @@ class Prefetch:
     """``pytest_runtest_protocol``: hand the upcoming items to the runtime before the item runs."""
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Optional[pytest.Item]) -> None:
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         """Send the calls of upcoming items ahead of time."""
         runtime = item.config.stash[runtime_key]
         runtime.prefetch(upcoming(item.session, item, runtime.window))

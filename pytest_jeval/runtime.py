@@ -6,7 +6,8 @@ import collections
 import concurrent.futures
 import dataclasses
 import os
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -29,16 +30,16 @@ class ItemCase:
     replies: list[Reply] = dataclasses.field(default_factory=list)
     """Replies of the model under test, in order."""
     judge_replies: list[Reply] = dataclasses.field(default_factory=list)
-    score: Optional[Score] = None
-    error: Optional[str] = None
-    resumed: Optional[dict[str, Any]] = None
+    score: Score | None = None
+    error: str | None = None
+    resumed: dict[str, Any] | None = None
     """The stored record when ``--jeval-resume`` skips this item."""
 
 
-from pytest_jeval._keys import case_key  # noqa: E402,F401  (re-exported for benchmark modules)
+from pytest_jeval._keys import case_key  # noqa: E402  (re-exported for benchmark modules)
 
 
-def case_for(item: pytest.Item) -> Optional[tuple[str, str, Sample]]:
+def case_for(item: pytest.Item) -> tuple[str, str, Sample] | None:
     """(benchmark, model, sample) for a jeval benchmark item, else None."""
     callspec = getattr(item, "callspec", None)
     if callspec is None or "jeval_model" not in callspec.params or "sample" not in callspec.params:
@@ -68,9 +69,9 @@ class Runtime:
         self.plan = plan
         self.use_cache = use_cache and plan.cache_dir is not None
         self.window = window
-        self.expected_calls: Optional[int] = None
+        self.expected_calls: int | None = None
         """Calls this process expects to make (set after collection); guides ``call_executor = "auto"``."""
-        self._scheduler: Optional[Scheduler] = None
+        self._scheduler: Scheduler | None = None
         self.resumed: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
         """(benchmark, model) -> record_id -> stored record, filled under --jeval-resume."""
         self._prefetched: dict[str, collections.deque[concurrent.futures.Future[Reply]]] = {}
@@ -141,7 +142,7 @@ class Runtime:
             self._endpoints[key] = self.plan.endpoint_for(entry, judge=judge)
         return self._endpoints[key]
 
-    def is_resumed(self, bench: str, model: str, record_id: str) -> Optional[dict[str, Any]]:
+    def is_resumed(self, bench: str, model: str, record_id: str) -> dict[str, Any] | None:
         """The stored record of a sample that ``--jeval-resume`` skips, or None."""
         return self.resumed.get((bench, model), {}).get(record_id)
 

@@ -17,14 +17,13 @@ import openai  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
 
-import pytest_jeval.benchmark  # noqa: F401
-import pytest_jeval.catalog  # noqa: F401
-import pytest_jeval.collect  # noqa: F401
-import pytest_jeval.plan  # noqa: F401
-import pytest_jeval.results.records  # noqa: F401
+import pytest_jeval.benchmark
+import pytest_jeval.catalog
+import pytest_jeval.collect
+import pytest_jeval.plan
+import pytest_jeval.results.records
+import pytest_jeval.results.writer
 import pytest_jeval.runtime  # noqa: F401
-import pytest_jeval.results.writer  # noqa: F401
-
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, Fault, last_user_message
 

@@ -6,7 +6,6 @@ import json
 import textwrap
 
 import pytest
-
 from conftest import JevalProject
 
 NAMES = ("jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-resume", "jeval-writer", "jeval-local-model")

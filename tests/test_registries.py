@@ -13,7 +13,6 @@ import json
 import sys
 import textwrap
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
@@ -91,7 +90,7 @@ def test_register_refuses_an_incomplete_evaluator(attrs: dict[str, object], mess
 
 
 def test_register_refuses_a_taken_name() -> None:
-    with pytest.raises(ValueError, match="'exact_match' .* already taken by pytest_jeval.judge_bench.evaluators.code"):
+    with pytest.raises(ValueError, match=r"'exact_match' .* already taken by pytest_jeval\.judge_bench\.evaluators\.code"):
         register(_evaluator(name="exact_match"))
     assert evaluator_classes()["exact_match"].__module__ == "pytest_jeval.judge_bench.evaluators.code"
 
@@ -103,7 +102,7 @@ def test_package_index_refuses_two_benchmarks_of_one_name(tmp_path: Path, monkey
     for mod in ("bench_a", "bench_b"):
         (pkg / f"{mod}.py").write_text(BENCH_MODULE.format(name="twin"))
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(CatalogError, match="twin_benches.bench_b and twin_benches.bench_a both define .*'twin'"):
+    with pytest.raises(CatalogError, match=r"twin_benches\.bench_b and twin_benches\.bench_a both define .*'twin'"):
         package_index("twin_benches")
 
 
@@ -141,7 +140,7 @@ def test_echo(sample, response, score):
 '''
 
 
-def install_package(site: Path, entry_points: str, modules: Optional[dict[str, str]] = None) -> None:
+def install_package(site: Path, entry_points: str, modules: dict[str, str] | None = None) -> None:
     """Write package ``acme_evals`` (its modules) and an ``acme_evals-1.0.dist-info`` with ``entry_points``."""
     pkg = site / "acme_evals"
     pkg.mkdir(parents=True)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval.cli._read import FAILED, report_problems
-from pytest_jeval.results.records import _plain, verdict_fields
 from pytest_jeval.report._data import (
     ResultFile,
     ResultFileError,
@@ -33,6 +32,8 @@ from pytest_jeval.report._data import (
 )
 from pytest_jeval.results.jsonl import write_records
 from pytest_jeval.results.paths import rescored_path
+from pytest_jeval.results.records import _plain, verdict_fields
+from pytest_jeval.results.summary import write_summary
 from pytest_jeval.sample import Sample
 from pytest_jeval.scoring.registry import (
     call_scorer,
@@ -40,7 +41,6 @@ from pytest_jeval.scoring.registry import (
     scorer_names,
     scorer_needs_sample,
 )
-from pytest_jeval.results.summary import write_summary
 
 
 def rescore_record(record: dict[str, Any], scorer: str, *, sample: Sample | None = None,
@@ -52,7 +52,7 @@ def rescore_record(record: dict[str, Any], scorer: str, *, sample: Sample | None
         return out
     try:
         score = call_scorer(scorer, record, sample=sample, reparse_judge=reparse_judge, workers=workers)
-    except Exception as exc:  # noqa: BLE001 - a crashing scorer makes the sample wrong, as in a run
+    except Exception as exc:
         out.update(verdict_fields(None, expected=record.get("expected"),
                                   failure=f"{type(exc).__name__}: {exc}"[:2000]))
         return out

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Optional
+from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
@@ -59,12 +59,12 @@ def check_llama_cpp() -> None:
 class LocalServer:
     """One server process for the whole run; stopped at the end of the session."""
 
-    def __init__(self, model_path: Optional[str] = None, *, name: str = "local", startup_timeout: float = 180.0) -> None:
+    def __init__(self, model_path: str | None = None, *, name: str = "local", startup_timeout: float = 180.0) -> None:
         self.model_path = Path(model_path) if model_path else None
         self.name = name
         self.startup_timeout = startup_timeout
-        self.base_url: Optional[str] = None
-        self._proc: Optional[subprocess.Popen[str]] = None
+        self.base_url: str | None = None
+        self._proc: subprocess.Popen[str] | None = None
         self._stderr: list[str] = []
 
     def start(self) -> str:
@@ -123,7 +123,7 @@ class LocalModelPlugin:
 
     def __init__(self, plan: EvalPlan) -> None:
         self.plan = plan
-        self.server: Optional[LocalServer] = None
+        self.server: LocalServer | None = None
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -155,7 +155,7 @@ class LocalModelPlugin:
         config.pluginmanager.unregister(self)
 
 
-def worker_base_url(config: pytest.Config) -> Optional[str]:
+def worker_base_url(config: pytest.Config) -> str | None:
     """On an xdist worker: the controller's local model server URL (None when it runs none)."""
     url = config.workerinput.get("jeval_local_url")  # type: ignore[attr-defined]
     return str(url) if url else None

@@ -23,7 +23,6 @@ import os
 import secrets
 import stat
 from pathlib import Path
-from typing import Optional
 
 __all__ = ["DIR_MODE", "FILE_MODE", "UnsafePathError", "make_dir", "open_append", "read_bytes", "write_atomic"]
 
@@ -101,7 +100,7 @@ def open_append(path: Path) -> int:
     return _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
 
 
-def read_bytes(path: Path) -> Optional[bytes]:
+def read_bytes(path: Path) -> bytes | None:
     """The content of the plain file ``path``, or None when there is none; links are refused."""
     try:
         fd = _open(path, os.O_RDONLY)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.plan import EvalPlan
 
@@ -17,7 +17,7 @@ class GateResult:
     benchmark: str
     model: str
     threshold: float
-    measured: Optional[float]
+    measured: float | None
     passed: bool
 
     def describe(self) -> str:
@@ -43,10 +43,14 @@ def evaluate_gates(plan: EvalPlan, summaries: dict[tuple[str, str], dict[str, An
         threshold = plan.benchmarks[bench].entry.min_accuracy
         if threshold is not None:
             acc = summary.get("accuracy")
-            results.append(GateResult("min_accuracy", bench, model, threshold, acc, acc is not None and acc >= threshold))
+            results.append(
+                GateResult("min_accuracy", bench, model, threshold, acc, acc is not None and acc >= threshold)
+            )
         if max_error_rate is not None:
             rate = summary.get("error_rate")
             results.append(
-                GateResult("max_error_rate", bench, model, max_error_rate, rate, rate is not None and rate <= max_error_rate)
+                GateResult(
+                    "max_error_rate", bench, model, max_error_rate, rate, rate is not None and rate <= max_error_rate
+                )
             )
     return results

@@ -18,7 +18,7 @@ import errno
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.results.files import open_append, read_bytes
 
@@ -86,9 +86,9 @@ class JsonlAppender:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fd: Optional[int] = None
+        self._fd: int | None = None
         self._size = 0  # the run holds the directory's lock: nobody else appends
-        self.repaired: Optional[str] = None
+        self.repaired: str | None = None
         """What the repair of a torn last line did, if one was needed."""
 
     def _open(self) -> int:

@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pytest_jeval.results.files import FILE_MODE, UnsafePathError
 from pytest_jeval.results.paths import lock_path
@@ -41,7 +41,7 @@ def _describe(holder: dict[str, Any]) -> str:
     return f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, started {when}: {holder.get('command', '?')}"
 
 
-def _alive(pid: Any) -> Optional[bool]:
+def _alive(pid: Any) -> bool | None:
     if not isinstance(pid, int) or pid <= 0:
         return None
     try:
@@ -58,8 +58,8 @@ class RunLock:
 
     def __init__(self, output_dir: Path) -> None:
         self.path = lock_path(output_dir)
-        self._fd: Optional[int] = None
-        self.took_over: Optional[str] = None
+        self._fd: int | None = None
+        self.took_over: str | None = None
         """A description of the stale holder this run replaced, if any."""
 
     def _read(self, fd: int) -> dict[str, Any]:

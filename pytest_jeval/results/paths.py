@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 __all__ = [
     "AGGREGATE_NAME",
@@ -86,7 +86,7 @@ def lock_path(output_dir: Path) -> Path:
     return output_dir / LOCK_NAME
 
 
-def benchmark_name_problem(name: str) -> Optional[str]:
+def benchmark_name_problem(name: str) -> str | None:
     """Why ``name`` cannot be a benchmark name (it is part of file names and test ids), or None."""
     if not _BENCHMARK_NAME.fullmatch(name):
         return (f"{name!r} is not usable as a file name: use letters, digits and '_', '-', '.', '+' "

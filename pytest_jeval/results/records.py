@@ -8,7 +8,7 @@ figures (latency, throughput, MFU, MBU). :class:`Record` names every field.
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypedDict, cast
+from typing import Any, TypedDict, cast
 
 from pytest_jeval.config import ModelEntry
 from pytest_jeval.engines.base import Reply
@@ -61,7 +61,7 @@ EXTRA_FIELDS = (
 )
 
 
-def _sum(values: list[Optional[int]]) -> Optional[int]:
+def _sum(values: list[int | None]) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known and len(known) == len(values) else None
 
@@ -83,7 +83,7 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _cost(model: str, usage: list[tuple[Optional[int], Optional[int]]], entry: Optional[Any]) -> Optional[float]:
+def _cost(model: str, usage: list[tuple[int | None, int | None]], entry: Any | None) -> float | None:
     """Summed cost of the calls (their (prompt, completion) tokens); None when any call's cost is unknown."""
     if not usage:
         return None
@@ -100,7 +100,7 @@ def _cost(model: str, usage: list[tuple[Optional[int], Optional[int]]], entry: O
     return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
 
 
-def _usage(replies: list[Reply], who: str, notes: list[str]) -> list[tuple[Optional[int], Optional[int]]]:
+def _usage(replies: list[Reply], who: str, notes: list[str]) -> list[tuple[int | None, int | None]]:
     """Each reply's (prompt, completion) token counts; odd values (strings, negative, NaN) become None, noted."""
     return [(token_count(r.prompt_tokens, f"{who}prompt_tokens", notes),
              token_count(r.completion_tokens, f"{who}completion_tokens", notes)) for r in replies]
@@ -113,36 +113,36 @@ class Record(TypedDict):
     benchmark: str
     model: str
     backend: str
-    model_answer: Optional[str]
-    is_correct: Optional[bool]
-    score: Optional[float]
-    latency_seconds: Optional[float]
-    prompt_tokens: Optional[int]
-    completion_tokens: Optional[int]
-    cost_usd: Optional[float]
-    error: Optional[str]
+    model_answer: str | None
+    is_correct: bool | None
+    score: float | None
+    latency_seconds: float | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    error: str | None
     scoring_metadata: dict[str, Any]
-    ttft: Optional[float]
-    energy_joules: Optional[float]
-    power_watts: Optional[float]
-    gpu_utilization_pct: Optional[float]
-    throughput_tok_per_sec: Optional[float]
-    mfu_pct: Optional[float]
-    mbu_pct: Optional[float]
-    ipw: Optional[float]
-    ipj: Optional[float]
-    subject: Optional[str]
+    ttft: float | None
+    energy_joules: float | None
+    power_watts: float | None
+    gpu_utilization_pct: float | None
+    throughput_tok_per_sec: float | None
+    mfu_pct: float | None
+    mbu_pct: float | None
+    ipw: float | None
+    ipj: float | None
+    subject: str | None
     question: Any
     expected: Any
     extracted: Any
     unscored: bool
     cached: bool
-    attempts: Optional[int]
-    judge_prompt_tokens: Optional[int]
-    judge_completion_tokens: Optional[int]
-    judge_cost_usd: Optional[float]
-    call_windows: Optional[list[list[float]]]
-    request: Optional[dict[str, Any]]
+    attempts: int | None
+    judge_prompt_tokens: int | None
+    judge_completion_tokens: int | None
+    judge_cost_usd: float | None
+    call_windows: list[list[float]] | None
+    request: dict[str, Any] | None
 
 
 def score_fields(score: Score, *, expected: Any) -> dict[str, Any]:
@@ -166,8 +166,8 @@ def score_fields(score: Score, *, expected: Any) -> dict[str, Any]:
     return out
 
 
-def verdict_fields(score: Optional[Score], *, expected: Any, error: Optional[str] = None,
-                   failure: Optional[str] = None) -> dict[str, Any]:
+def verdict_fields(score: Score | None, *, expected: Any, error: str | None = None,
+                   failure: str | None = None) -> dict[str, Any]:
     """The verdict part of a record.
 
     ``error`` (the sample could not be answered) leaves it unjudged; ``failure`` is
@@ -189,8 +189,8 @@ def verdict_fields(score: Optional[Score], *, expected: Any, error: Optional[str
     return out
 
 
-def usage_fields(case: ItemCase, *, model_entry: Optional[ModelEntry], judge_model: Optional[str],
-                 judge_prices: Optional[Any], notes: list[str]) -> dict[str, Any]:
+def usage_fields(case: ItemCase, *, model_entry: ModelEntry | None, judge_model: str | None,
+                 judge_prices: Any | None, notes: list[str]) -> dict[str, Any]:
     """Tokens, cost, attempts and cache use of the item's calls (and its judge's)."""
     replies = case.replies
     usage = _usage(replies, "", notes)
@@ -207,8 +207,8 @@ def usage_fields(case: ItemCase, *, model_entry: Optional[ModelEntry], judge_mod
     }
 
 
-def efficiency_fields(replies: list[Reply], *, prompt: Optional[int], completion: Optional[int],
-                      model_entry: Optional[ModelEntry]) -> dict[str, Any]:
+def efficiency_fields(replies: list[Reply], *, prompt: int | None, completion: int | None,
+                      model_entry: ModelEntry | None) -> dict[str, Any]:
     """Latency, time to first token, throughput, MFU and MBU, and the calls' time windows."""
     latency = sum(r.latency_seconds for r in replies if r.latency_seconds is not None) if replies else None
     mfu = mbu = None
@@ -233,10 +233,10 @@ def build_record(
     case: ItemCase,
     *,
     backend: str = "direct",
-    failure: Optional[str] = None,
-    model_entry: Optional[ModelEntry] = None,
-    judge_model: Optional[str] = None,
-    judge_prices: Optional[Any] = None,
+    failure: str | None = None,
+    model_entry: ModelEntry | None = None,
+    judge_model: str | None = None,
+    judge_prices: Any | None = None,
 ) -> Record:
     """The record of one finished item: its verdict, usage and efficiency parts, in field order.
 

@@ -13,7 +13,8 @@ pytest-xdist internals used here: ``config.workerinput`` (present on a worker) a
 
 from __future__ import annotations
 
-from typing import Any, Generator, cast
+from collections.abc import Generator
+from typing import Any, cast
 
 import pytest
 

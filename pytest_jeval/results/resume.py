@@ -9,7 +9,7 @@ and each worker calls it in its own session start.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -51,7 +51,7 @@ class ResumePlugin:
             config.stash[runtime_key].resumed = read_resumed(config.stash[runtime_key].plan)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Optional[bool]:
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         """A resumed sample reports its stored verdict instead of running again."""
         case = pyfuncitem.stash.get(case_key, None)
         if case is None or case.resumed is None:

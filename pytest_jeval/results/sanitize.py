@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["TOKEN_FIELDS", "clean_record", "json_line", "token_count"]
 
@@ -27,7 +27,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def token_count(value: Any, where: str, notes: list[str]) -> Optional[int]:
+def token_count(value: Any, where: str, notes: list[str]) -> int | None:
     """``value`` as a token count (a non-negative whole number), else None with a note."""
     if value is None:
         return None
@@ -49,14 +49,16 @@ def _clean(value: Any, where: str, notes: list[str]) -> Any:
             return _SURROGATE.sub("\ufffd", value)
         return value
     if isinstance(value, dict):
-        return {(_SURROGATE.sub("\ufffd", k) if isinstance(k, str) else k): _clean(v, f"{where}.{k}", notes)
-                for k, v in value.items()}
+        return {
+            (_SURROGATE.sub("\ufffd", k) if isinstance(k, str) else k): _clean(v, f"{where}.{k}", notes)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_clean(v, f"{where}[{i}]", notes) for i, v in enumerate(value)]
     return value
 
 
-def clean_record(record: dict[str, Any], notes: Optional[list[str]] = None) -> dict[str, Any]:
+def clean_record(record: dict[str, Any], notes: list[str] | None = None) -> dict[str, Any]:
     """``record`` with odd values replaced; ``notes`` (and any made here) go to ``scoring_metadata["sanitized"]``."""
     found = list(notes or ())
     try:  # the common case, checked at C speed: nothing to replace
@@ -84,4 +86,6 @@ def json_line(record: dict[str, Any]) -> bytes:
         cleaned = clean_record(record)
         return (json.dumps(cleaned, ensure_ascii=False, allow_nan=False, default=str) + "\n").encode("utf-8")
     except TypeError:
-        return (json.dumps(clean_record(record), ensure_ascii=False, allow_nan=False, default=str) + "\n").encode("utf-8")
+        return (json.dumps(clean_record(record), ensure_ascii=False, allow_nan=False, default=str) + "\n").encode(
+            "utf-8"
+        )

@@ -15,7 +15,8 @@ all collect the same items) works this out after deselection (``-k``, ``-m``,
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -46,7 +47,7 @@ def _lastfailed(config: pytest.Config) -> set[str]:
     return {str(k) for k in data} if isinstance(data, dict) else set()
 
 
-def _stepwise_failure(config: pytest.Config) -> Optional[str]:
+def _stepwise_failure(config: pytest.Config) -> str | None:
     cache = getattr(config, "cache", None)
     if cache is None or not config.getoption("stepwise", False) or config.getoption("stepwise_reset", False):
         return None
@@ -64,7 +65,7 @@ def selection_of(config: pytest.Config, plan: EvalPlan, items: Iterable[pytest.I
     stepwise = _stepwise_failure(config)
     selected: dict[Pair, set[str]] = {}
     asked: set[tuple[str, str, str]] = set()
-    bench_of: dict[int, Optional[str]] = {}  # per parent node: 100,000 items share a few modules
+    bench_of: dict[int, str | None] = {}  # per parent node: 100,000 items share a few modules
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is None or "jeval_model" not in callspec.params or "sample" not in callspec.params:

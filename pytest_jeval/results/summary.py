@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from pytest_jeval.metrics import metric_stats, wilson_interval
 from pytest_jeval.telemetry.efficiency import summary_ipj, summary_ipw
@@ -53,7 +54,7 @@ NUMERIC_FIELDS = frozenset(STATS_FIELDS.values()) | {
 }
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value if math.isfinite(value) else None
@@ -66,7 +67,7 @@ def _readable(record: dict[str, Any]) -> dict[str, Any]:
     return {k: (_number(v) if k in NUMERIC_FIELDS else v) for k, v in record.items()}
 
 
-def _total(values: Iterable[Optional[float]]) -> Optional[float]:
+def _total(values: Iterable[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return float(sum(known)) if known else None
 
@@ -93,12 +94,12 @@ def _counts(records: list[dict[str, Any]]) -> dict[str, Any]:
 def summarize(
     records: list[dict[str, Any]],
     *,
-    benchmark: Optional[str] = None,
-    model: Optional[str] = None,
-    category: Optional[str] = None,
+    benchmark: str | None = None,
+    model: str | None = None,
+    category: str | None = None,
     backend: str = "direct",
-    started_at: Optional[float] = None,
-    ended_at: Optional[float] = None,
+    started_at: float | None = None,
+    ended_at: float | None = None,
 ) -> dict[str, Any]:
     """The summary of one (benchmark, model) run.
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_jeval.results.writer import ResultsWriter
 
 
-def _fmt(value: Optional[float], spec: str = ".3f") -> str:
+def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
@@ -43,7 +44,9 @@ def results_table(summaries: dict[tuple[str, str], dict[str, Any]]) -> list[str]
     right = {2, 3, 5, 6, 7, 8}
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
 
     out = [line(header), line(["-" * w for w in widths])]
     out.extend(line(r) for r in rows)
@@ -85,15 +88,23 @@ def _call_lines(stats: list[dict[str, Any]]) -> list[tuple[str, bool]]:
     hits = sum(s["cache_hits"] for s in stats)
     retries = sum(s["retries"] for s in stats)
     peak = max(s["max_in_flight"] for s in stats)
-    spans = [s["last_completion_at"] - s["first_request_at"] for s in stats
-             if s["first_request_at"] is not None and s["last_completion_at"] is not None]
+    spans = [
+        s["last_completion_at"] - s["first_request_at"]
+        for s in stats
+        if s["first_request_at"] is not None and s["last_completion_at"] is not None
+    ]
     rate = f", {sent / max(spans):.1f} requests/s in-call" if spans and max(spans) > 0 and sent else ""
     helpers = sum(s.get("call_processes", 0) for s in stats)
     where = f", HTTP client in {helpers} call process{'es' if helpers > 1 else ''}" if helpers else ""
     out = [(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}{where}", False)]
     exits = sum(s.get("call_process_exits", 0) for s in stats)
     if exits:
-        out.append((f"jeval: the call process exited {exits} time(s) mid-run; its unanswered calls were "
-                    "sent again, and later calls ran, in the pytest process", True))
+        out.append(
+            (
+                f"jeval: the call process exited {exits} time(s) mid-run; its unanswered calls were "
+                "sent again, and later calls ran, in the pytest process",
+                True,
+            )
+        )
         out.extend((f"  {e}", True) for s in stats for e in s.get("call_process_errors", ()))
     return out

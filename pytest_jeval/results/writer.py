@@ -20,7 +20,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -56,8 +56,10 @@ def check_output_dir(path: Path) -> None:
         raise pytest.UsageError(f"jeval: output_dir {path} {what}, not a directory; no samples were sent")
     if not os.access(probe, os.W_OK | os.X_OK):
         where = "" if probe == path else f" (its parent {probe} cannot be written)"
-        raise pytest.UsageError(f"jeval: output_dir {path} is not writable{where} (read-only file system or "
-                                "permissions); no samples were sent")
+        raise pytest.UsageError(
+            f"jeval: output_dir {path} is not writable{where} (read-only file system or "
+            "permissions); no samples were sent"
+        )
 
 
 def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str, Any]:
@@ -66,8 +68,16 @@ def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str,
 
     record: dict[str, Any] = dict.fromkeys(RECORD_FIELDS + EXTRA_FIELDS)
     sample = next((s for s in plan.samples(case["benchmark"])[0] if s.id == case["record_id"]), None)
-    record.update(record_id=case["record_id"], benchmark=case["benchmark"], model=case["model"], backend="direct",
-                  error=error, scoring_metadata={}, unscored=False, cached=False)
+    record.update(
+        record_id=case["record_id"],
+        benchmark=case["benchmark"],
+        model=case["model"],
+        backend="direct",
+        error=error,
+        scoring_metadata={},
+        unscored=False,
+        cached=False,
+    )
     if sample is not None:
         record.update(subject=sample.subject, question=sample.input, expected=sample.target)
     plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
@@ -79,8 +89,10 @@ def install(config: pytest.Config, plan: EvalPlan, *, resume: bool) -> None:
     replacement = config.hook.pytest_jeval_write_results(config=config, plan=plan)
     if replacement is not None:
         if resume:
-            raise pytest.UsageError("jeval: --jeval-resume needs pytest-jeval's results writer, and a "
-                                    "pytest_jeval_write_results hook replaced it")
+            raise pytest.UsageError(
+                "jeval: --jeval-resume needs pytest-jeval's results writer, and a "
+                "pytest_jeval_write_results hook replaced it"
+            )
         config.pluginmanager.register(replacement, "jeval-writer")
         return
     run = plan.suite.run
@@ -101,7 +113,7 @@ class ResultsWriter:
     ``pytest_terminal_summary`` (the results table) and ``pytest_unconfigure``.
     """
 
-    def __init__(self, plan: EvalPlan, *, resume: bool, telemetry: Optional[RunTelemetry] = None) -> None:
+    def __init__(self, plan: EvalPlan, *, resume: bool, telemetry: RunTelemetry | None = None) -> None:
         self.plan = plan
         self.telemetry = telemetry
         self.resume = resume
@@ -110,20 +122,20 @@ class ResultsWriter:
         """Summaries of the pairs this run touched."""
         self.written = 0
         self.files: list[Path] = []
-        self.full_pairs: Optional[set[Pair]] = None
+        self.full_pairs: set[Pair] | None = None
         """Pairs all of whose samples this run selected (None: not known, e.g. every worker crashed)."""
         self.notes: list[str] = []
         """Things the terminal summary reports (repairs, crashed workers, failed writes)."""
-        self.write_error: Optional[str] = None
+        self.write_error: str | None = None
         self.lost_records = 0
         """Records that could not be stored after ``write_error``."""
-        self.lock: Optional[RunLock] = None
+        self.lock: RunLock | None = None
         self._logs: dict[Path, JsonlAppender] = {}
         self._fresh: dict[Path, set[str]] = {}
         self._touched: set[Pair] = set()
         self._pending: dict[str, dict[str, Any]] = {}
         self._created: list[Path] = []
-        self._session: Optional[pytest.Session] = None
+        self._session: pytest.Session | None = None
         self.gates: list[GateResult] = []
         """The gates checked at session end."""
 
@@ -172,10 +184,10 @@ class ResultsWriter:
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Append the record carried by a report, as one whole line."""
-        case: Optional[dict[str, Any]] = getattr(report, "jeval_case", None)
+        case: dict[str, Any] | None = getattr(report, "jeval_case", None)
         if case is not None:
             self._pending[report.nodeid] = case
-        record: Optional[dict[str, Any]] = getattr(report, "jeval_record", None)
+        record: dict[str, Any] | None = getattr(report, "jeval_record", None)
         if record is None:
             if str(report.when) == "???" and report.failed:  # xdist: the worker died running this item
                 self._crashed(report)
@@ -208,8 +220,10 @@ class ResultsWriter:
         except ResultsWriteError as exc:
             self.write_error = str(exc)
             self.lost_records += 1
-            self._stop(f"jeval: results cannot be stored ({exc}). Every line stored so far is whole; "
-                       "make room and rerun with --jeval-resume")
+            self._stop(
+                f"jeval: results cannot be stored ({exc}). Every line stored so far is whole; "
+                "make room and rerun with --jeval-resume"
+            )
             return
         if log.repaired:
             self.notes.append(log.repaired)
@@ -251,7 +265,7 @@ class ResultsWriter:
         self._created = []
 
     # -- session end ------------------------------------------------------------------
-    def _skipped(self, bench: str) -> Optional[int]:
+    def _skipped(self, bench: str) -> int | None:
         try:
             return self.plan.samples(bench)[1]
         except Exception:  # the data could not be loaded here; the count is unknown
@@ -275,7 +289,7 @@ class ResultsWriter:
             rewrite = rewrite or bool(stale)
         return records, rewrite
 
-    def _stored_run(self, pair: Pair) -> Optional[dict[str, Any]]:
+    def _stored_run(self, pair: Pair) -> dict[str, Any] | None:
         """An untouched pair's entry in the aggregate: its stored summary, as it is."""
         path = jsonl_path(self.plan.output_dir, *pair)
         if not path.is_file():
@@ -291,11 +305,12 @@ class ResultsWriter:
             except OSError as exc:
                 self.notes.append(f"{path.name} could not be read ({exc.strerror or exc}); it is not in summary.json")
                 return None
-            data = summarize(records, benchmark=pair[0], model=pair[1],
-                             category=self.plan.benchmarks[pair[0]].benchmark.category)
+            data = summarize(
+                records, benchmark=pair[0], model=pair[1], category=self.plan.benchmarks[pair[0]].benchmark.category
+            )
         return {"jsonl": path.name, "summary": spath.name, **data}
 
-    def finish(self) -> Optional[dict[str, Any]]:
+    def finish(self) -> dict[str, Any] | None:
         """Compact and summarize each touched pair; the aggregate summary, or None when nothing ran."""
         self.close()
         if not self._touched:
@@ -309,14 +324,20 @@ class ResultsWriter:
                     try:
                         records, rewrite = self._kept((bench, model), path)
                     except OSError as exc:
-                        self.notes.append(f"{path.name} could not be read back ({exc.strerror or exc}); "
-                                          "no summary was written for it")
+                        self.notes.append(
+                            f"{path.name} could not be read back ({exc.strerror or exc}); no summary was written for it"
+                        )
                         continue
                     kept[(bench, model)] = (path, records, rewrite)
         if self.telemetry is not None:
-            fresh = [r for path, recs, _ in kept.values() for rid, r in recs.items() if rid in self._fresh.get(path, ())]
+            fresh = [
+                r for path, recs, _ in kept.values() for rid, r in recs.items() if rid in self._fresh.get(path, ())
+            ]
             self.telemetry.attribute(fresh)
-            kept = {pair: (path, recs, rewrite or bool(self._fresh.get(path))) for pair, (path, recs, rewrite) in kept.items()}
+            kept = {
+                pair: (path, recs, rewrite or bool(self._fresh.get(path)))
+                for pair, (path, recs, rewrite) in kept.items()
+            }
         runs = []
         for bench, planned in self.plan.benchmarks.items():
             for model in self.plan.models:
@@ -333,8 +354,14 @@ class ResultsWriter:
                 if rewrite:
                     self._write(path, b"".join(json_line(r) for r in records.values()))
                 values = list(records.values())
-                summary = summarize(values, benchmark=bench, model=model, category=planned.benchmark.category,
-                                    started_at=self.started_at, ended_at=ended)
+                summary = summarize(
+                    values,
+                    benchmark=bench,
+                    model=model,
+                    category=planned.benchmark.category,
+                    started_at=self.started_at,
+                    ended_at=ended,
+                )
                 if planned.benchmark.summarize_extra is not None:
                     summary.update(planned.benchmark.summarize_extra(values))
                 summary["skipped_rows"] = self._skipped(bench)
@@ -366,15 +393,19 @@ class ResultsWriter:
             write_atomic(path, data)
         except OSError as exc:
             if self.write_error is None:  # else the run already stopped saying why
-                    self.notes.append(f"{path.name} was not compacted ({exc.strerror or exc}); it keeps every whole "
-                                  "line, and readers take the newest line of each record")
+                self.notes.append(
+                    f"{path.name} was not compacted ({exc.strerror or exc}); it keeps every whole "
+                    "line, and readers take the newest line of each record"
+                )
 
     def _write_summary(self, path: Path, summary: dict[str, Any]) -> None:
         try:
             write_summary(path, summary)
         except OSError as exc:
             if self.write_error is None:
-                    self.notes.append(f"{path.name} was not written ({exc.strerror or exc}); `jeval summarize` recomputes it")
+                self.notes.append(
+                    f"{path.name} was not written ({exc.strerror or exc}); `jeval summarize` recomputes it"
+                )
 
     # -- hooks at the end -------------------------------------------------------------
     @pytest.hookimpl

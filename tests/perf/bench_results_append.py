@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS
 from pytest_jeval.results.jsonl import JsonlAppender
+from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS
 from pytest_jeval.results.sanitize import clean_record, json_line
 
 

@@ -19,11 +19,11 @@ from pytest_jeval.benchmark import LoadContext
 from pytest_jeval.benchmarks.bench_quickstart import score_text, to_sample
 from pytest_jeval.judge_bench import CaseSpec, Judgment, get_evaluator
 from pytest_jeval.judge_bench.bench_judge import score_of
-from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS, _plain
 from pytest_jeval.report._data import recompute_summary
+from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS, _plain
+from pytest_jeval.results.summary import write_summary
 from pytest_jeval.scoring.mcq import score_choice
 from pytest_jeval.scoring.numeric import score_numeric
-from pytest_jeval.results.summary import write_summary
 
 HERE = Path(__file__).parent
 QUICKSTART = Path(__file__).resolve().parents[3] / "pytest_jeval" / "benchmarks" / "data" / "quickstart.jsonl"
