@@ -238,7 +238,7 @@ class Run(_Strict):
     """``[run]``: execution settings for the whole suite."""
 
     output_dir: str = "results/"
-    """Where JSONL and summary files go (relative to the suite file's directory)."""
+    """Where JSONL and summary files go (a relative path is taken from the directory pytest runs in)."""
     seed: int = Field(42, ge=0)
     """Seed for the ``max_samples`` subset and option shuffles."""
     max_concurrency: int | None = Field(None, gt=0)

@@ -34,11 +34,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--jeval-output", dest="jeval_output", metavar="DIR", default=None,
                     help="write results here instead of [run] output_dir")
     group.addoption("--jeval-resume", dest="jeval_resume", action="store_true", default=False,
-                    help="keep finished records in the output JSONL, skip those samples, append the rest")
+                    help="skip samples with a finished record; errored ones, and those -k/--lf/--sw rerun, run again")
     group.addoption("--jeval-no-cache", dest="jeval_no_cache", action="store_true", default=False,
                     help="do not read or write the on-disk response cache")
     group.addoption("--jeval-list", dest="jeval_list", action="store_true", default=False,
-                    help="print the benchmark catalog and exit")
+                    help="print the benchmark and evaluator catalogs and exit")
     group.addoption("--jeval-energy", dest="jeval_energy", action="store_true", default=False,
                     help="measure GPU energy around model calls (NVML), like [run] telemetry = true")
     parser.addini("jeval_config", "default suite file for --jeval-config", default=None)

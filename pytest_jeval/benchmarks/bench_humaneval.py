@@ -8,10 +8,12 @@ docstring), ``canonical_solution`` (a reference body), ``test`` (defines
 
 Scoring: the code is extracted from the reply (see ``_codeexec.extract_code`` and
 ``humaneval_completion``: a fenced or raw reply, a full function or only its body),
-and ``prompt + completion + test`` is run with ``check(entry_point)`` called, in the
-sandbox (``pytest_jeval.sandbox.check_humaneval``). The sample is correct iff that
-run exits cleanly after ``check`` returned. The verdict and the failure reason
-(wrong answer, exception, timeout, memory, killed) are kept in ``scoring_metadata``.
+and checked in the sandbox (``pytest_jeval.sandbox.check_humaneval``): a trusted harness
+runs the prompt's definitions and ``check`` against a proxy of the candidate function,
+which runs in a separate process; only plain built-in values cross (type-aware equality),
+and the verdict comes back on a channel the solution cannot write (docs/sandbox.md).
+The verdict and the failure reason (wrong answer, exception, timeout, memory, killed)
+are kept in ``scoring_metadata``.
 """
 
 from __future__ import annotations
