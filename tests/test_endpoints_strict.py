@@ -57,6 +57,8 @@ def test_server_reasoning_mode_answers_http_400(strict: MiniProject) -> None:
 
 # -- reasoning models: what is sent, said once, recorded -----------------------------------
 
+LEFT_OUT = "logprobs, top_p, stop, penalties and logit_bias left out where asked (the model refuses them)"
+
 
 def test_reasoning_model_and_default_judge_run_without_errors(strict: MiniProject) -> None:
     suite = strict.write(model="gpt-5-mini", judge=strict.judge_table())
@@ -69,13 +71,41 @@ def test_reasoning_model_and_default_judge_run_without_errors(strict: MiniProjec
     notes = [line for line in result.outlines if line.startswith("jeval: gpt-5-mini")]
     assert notes == [
         "jeval: gpt-5-mini: sent max_completion_tokens instead of max_tokens; temperature 0 omitted "
-        "(the model accepts only 1)",
+        f"(the model accepts only 1); {LEFT_OUT}",
         "jeval: gpt-5-mini-2025-08-07 (judge): sent max_completion_tokens instead of max_tokens; "
-        "temperature 0 omitted (the model accepts only 1)",
+        f"temperature 0 omitted (the model accepts only 1); {LEFT_OUT}",
     ]
     records = strict.records("gpt-5-mini")
     assert {r["error"] for r in records.values()} == {None}
     assert {json.dumps(r["request"]) for r in records.values()} == {'{"max_completion_tokens": 2048}'}
+
+
+def test_server_refuses_what_reasoning_models_do_not_take() -> None:
+    for name, value in (("logprobs", True), ("top_p", 0.5), ("stop", ["\n"]), ("presence_penalty", 0.1)):
+        body = {"model": "gpt-5-mini", "max_completion_tokens": 10, name: value}
+        refused = reasoning_rejection(body)
+        assert refused is not None and refused["error"]["param"] == name, name
+        assert refused["error"]["message"] == f"Unsupported parameter: '{name}' is not supported with this model."
+        assert reasoning_rejection({**body, "model": "gpt-4o-mini"}) is None
+
+
+OPTIONS = '{"stop": ["\\n\\n"], "top_p": 0.5, "logprobs": True, "top_logprobs": 3, "seed": 7}'
+
+
+def test_reasoning_model_is_not_sent_what_it_refuses(strict: MiniProject) -> None:
+    suite = strict.write(model="gpt-5-mini", options=OPTIONS)
+    result = strict.pytester.runpytest("--jeval-config", str(suite))
+    result.assert_outcomes(passed=len(ROWS))
+    bodies = strict.chat_bodies()
+    assert bodies and all(b["seed"] == 7 and not {"stop", "top_p", "logprobs", "top_logprobs"} & set(b) for b in bodies)
+    assert {json.dumps(r["request"]) for r in strict.records("gpt-5-mini").values()} == {
+        '{"max_completion_tokens": 2048, "seed": 7}'}
+    # the same benchmark to a model that takes them sends every option
+    strict.server.reset_stats()
+    suite = strict.write(model="test-model", options=OPTIONS)
+    strict.pytester.runpytest("--jeval-config", str(suite)).assert_outcomes(passed=len(ROWS))
+    assert all(b["stop"] == ["\n\n"] and b["top_p"] == 0.5 and b["logprobs"] is True and b["top_logprobs"] == 3
+               for b in strict.chat_bodies())
 
 
 def test_non_reasoning_model_is_sent_the_suite_settings(strict: MiniProject) -> None:

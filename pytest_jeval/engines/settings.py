@@ -27,6 +27,13 @@ TokenParam = Literal["max_tokens", "max_completion_tokens"]
 _REASONING = re.compile(r"^(?:gpt-5|o1|o3|o4)(?:$|[-._:])", re.IGNORECASE)
 
 
+#: Request parameters the OpenAI API refuses for its reasoning models (HTTP 400
+#: ``unsupported_parameter``); they are left out of requests to those models.
+REASONING_UNSUPPORTED = frozenset(
+    {"logprobs", "top_logprobs", "top_p", "stop", "presence_penalty", "frequency_penalty", "logit_bias"}
+)
+
+
 def is_reasoning_model(name: str) -> bool:
     """True for a model id of OpenAI's reasoning families (gpt-5*, o1*, o3*, o4*)."""
     return bool(_REASONING.match(name.rsplit("/", 1)[-1]))
@@ -48,6 +55,8 @@ class RequestSettings:
     """Leave out a ``temperature`` a call asks for too (the model accepts only its default)."""
     stream: bool = False
     system_prompt: str | None = None
+    unsupported: frozenset[str] = frozenset()
+    """Request parameters left out of every request (the model refuses them), even where a call asks for them."""
     adapted: tuple[str, ...] = ()
     """What was changed from the suite's settings, or kept against what the model is known to
     accept, in words (shown once in the terminal)."""
@@ -94,12 +103,18 @@ def adapt(
             notes.append(f"temperature {temperature:g} omitted (the model accepts only 1)")
     elif reasoning and temperature != 1:
         notes.append(f"temperature {temperature:g} sent as the model entry says (the OpenAI API accepts only 1)")
+    unsupported: frozenset[str] = frozenset()
+    if reasoning and token_param is None:
+        # An explicit token_param says the entry knows the endpoint's dialect: send what is asked.
+        unsupported = REASONING_UNSUPPORTED
+        notes.append("logprobs, top_p, stop, penalties and logit_bias left out where asked (the model refuses them)")
     return RequestSettings(
         model=model,
         temperature=sent,
         max_tokens=max_tokens,
         token_param=param,
         drop_temperature=drop,
+        unsupported=unsupported,
         stream=stream,
         system_prompt=system_prompt,
         adapted=tuple(notes),
@@ -121,8 +136,13 @@ def build_request(
 
     ``temperature`` and ``max_tokens`` override the settings for this call (a
     temperature is left out where the model accepts only its default); any other
-    keyword (``stop``, ``top_p``, ``seed``, ...) is sent as a request parameter.
+    keyword (``stop``, ``top_p``, ``seed``, ...) is sent as a request parameter, except those
+    the model refuses (:attr:`RequestSettings.unsupported`), which are left out.
     """
+    if settings.unsupported:
+        if "logprobs" in settings.unsupported:
+            logprobs, top_logprobs = False, None
+        extra = {k: v for k, v in extra.items() if k not in settings.unsupported}
     if settings.drop_temperature:
         sent = settings.temperature
     else:

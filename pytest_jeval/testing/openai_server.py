@@ -37,8 +37,9 @@ Strict modes, for what real endpoints do:
 * ``openai_reasoning=True``: requests for OpenAI's reasoning models (a ``model``
   starting with ``gpt-5``, ``o1``, ``o3`` or ``o4``) are answered the way the OpenAI
   API answers them: HTTP 400 ``unsupported_parameter`` for ``max_tokens`` (they take
-  ``max_completion_tokens``) and ``unsupported_value`` for a ``temperature`` other
-  than 1, with the API's error body and messages (:func:`reasoning_rejection`).
+  ``max_completion_tokens``) and for ``logprobs``, ``top_p``, ``stop`` and the other
+  :data:`REASONING_REFUSED` parameters, and ``unsupported_value`` for a ``temperature``
+  other than 1, with the API's error body and messages (:func:`reasoning_rejection`).
 * :attr:`Answer.byte_interval` sends the reply one byte at a time, and
   :attr:`Answer.endless` a reply (or an SSE stream) that never ends.
 * :class:`Raw` sends any JSON body (an error object with HTTP 200, content that is
@@ -266,11 +267,16 @@ REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4")
 """Model ids that ``openai_reasoning`` mode treats as OpenAI reasoning models."""
 
 
+REASONING_REFUSED = ("logprobs", "top_logprobs", "top_p", "stop", "presence_penalty", "frequency_penalty", "logit_bias")
+"""Parameters the OpenAI API refuses for reasoning models (``unsupported_parameter``), checked in this order."""
+
+
 def reasoning_rejection(body: Mapping[str, Any]) -> dict[str, Any] | None:
     """The OpenAI API's HTTP 400 error body for a reasoning-model request it refuses, else None.
 
-    ``max_tokens`` is refused (``unsupported_parameter``), and so is a ``temperature``
-    other than 1 (``unsupported_value``), in that order.
+    ``max_tokens`` is refused (``unsupported_parameter``), then any of
+    :data:`REASONING_REFUSED` (``logprobs``, ``top_p``, ``stop``, ...), then a
+    ``temperature`` other than 1 (``unsupported_value``), in that order.
     """
     model = body.get("model")
     if not isinstance(model, str) or not model.startswith(REASONING_PREFIXES):
@@ -281,6 +287,12 @@ def reasoning_rejection(body: Mapping[str, Any]) -> dict[str, Any] | None:
             "Use 'max_completion_tokens' instead.",
             "invalid_request_error", "unsupported_parameter", "max_tokens",
         )
+    for name in REASONING_REFUSED:
+        if name in body:
+            return _error_json(
+                f"Unsupported parameter: '{name}' is not supported with this model.",
+                "invalid_request_error", "unsupported_parameter", name,
+            )
     temperature = body.get("temperature")
     if "temperature" in body and temperature != 1:
         return _error_json(
