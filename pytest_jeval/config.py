@@ -13,7 +13,16 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from pytest_jeval.results.paths import benchmark_name_problem, colliding_pairs, model_slug
 
@@ -40,6 +49,25 @@ class SuiteError(Exception):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+def _refuse_unbuilt(model: type[BaseModel], keys: dict[str, str], value: object, info: ValidationInfo) -> None:
+    """Refuse a reference key that is set (to anything but its default) but not built yet:
+    none is accepted and then ignored."""
+    name = str(info.field_name)
+    if value != model.model_fields[name].get_default(call_default_factory=True):
+        raise ValueError(f"not supported yet ({keys[name]}); remove it")
+
+
+_UNBUILT_RUN = {
+    "warmup_samples": "untimed warm-up calls are not implemented",
+    "max_turns": "agent backends are not implemented",
+    **{k: "the Weights & Biases export is not implemented" for k in
+       ("wandb_project", "wandb_entity", "wandb_tags", "wandb_group")},
+    **{k: "the Google Sheets export is not implemented" for k in
+       ("sheets_spreadsheet_id", "sheets_worksheet", "sheets_credentials_path")},
+}
+_UNBUILT_BENCHMARK = {"agent": "agent backends are not implemented", "tools": "agent backends are not implemented"}
 
 
 class Meta(_Strict):
@@ -214,9 +242,15 @@ class BenchmarkEntry(_Strict):
     database: str | None = None
     """Judge benchmark with ``evaluator = "sql"``: the SQLite database (relative to the suite file)."""
     agent: str | None = None
-    """Reserved for agent backends (not supported yet)."""
+    """Reference key for agent backends: not supported yet, refused when set."""
     tools: list[str] = Field(default_factory=list)
-    """Reserved for agent backends (not supported yet)."""
+    """Reference key for agent backends: not supported yet, refused when set."""
+
+    @field_validator(*_UNBUILT_BENCHMARK, mode="before")
+    @classmethod
+    def _unbuilt(cls, value: object, info: ValidationInfo) -> object:
+        _refuse_unbuilt(cls, _UNBUILT_BENCHMARK, value, info)
+        return value
 
     @field_validator("name")
     @classmethod
@@ -267,11 +301,11 @@ class Run(_Strict):
     gpu_devices: list[int] | None = None
     """GPU indices to measure (default: all visible, honouring CUDA_VISIBLE_DEVICES)."""
     warmup_samples: int = Field(0, ge=0)
-    """Reserved: untimed warm-up calls before measurement."""
-    energy_vendor: str = ""
-    """Reserved: energy vendor override (only NVIDIA/NVML is implemented)."""
+    """Reference key (untimed warm-up calls): not supported yet, refused when set."""
+    energy_vendor: Literal["", "nvidia"] = ""
+    """Energy measurement vendor: ``"nvidia"`` (NVML), the only one supported."""
     max_turns: int | None = None
-    """Reserved for agent backends."""
+    """Reference key for agent backends: not supported yet, refused when set."""
     wandb_project: str = ""
     wandb_entity: str = ""
     wandb_tags: str | list[str] = ""
@@ -279,6 +313,12 @@ class Run(_Strict):
     sheets_spreadsheet_id: str = ""
     sheets_worksheet: str = "Results"
     sheets_credentials_path: str = ""
+
+    @field_validator(*_UNBUILT_RUN, mode="before")
+    @classmethod
+    def _unbuilt(cls, value: object, info: ValidationInfo) -> object:
+        _refuse_unbuilt(cls, _UNBUILT_RUN, value, info)
+        return value
 
     @property
     def concurrency(self) -> int:

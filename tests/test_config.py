@@ -143,3 +143,37 @@ name = "quickstart"
     assert plan.endpoint_for(plan.models["vllm-model"]).base_url == "http://localhost:8000/v1"
     assert plan.models["vllm-model"].api_key is not None
     assert "inline" not in repr(plan.suite)
+
+
+UNBUILT = [
+    ("run", "warmup_samples = 2", "untimed warm-up calls"),
+    ("run", "max_turns = 8", "agent backends"),
+    ("run", 'wandb_project = "evals"', "the Weights & Biases export"),
+    ("run", 'wandb_tags = ["nightly"]', "the Weights & Biases export"),
+    ("run", 'sheets_spreadsheet_id = "abc"', "the Google Sheets export"),
+    ("run", 'sheets_worksheet = "Other"', "the Google Sheets export"),
+    ("benchmarks", 'agent = "jarvis-agent"', "agent backends"),
+    ("benchmarks", 'tools = ["calculator"]', "agent backends"),
+]
+
+
+def _suite(run: str = "", bench: str = "") -> str:
+    return f'[run]\n{run}\n[[models]]\nname = "m"\n[[benchmarks]]\nname = "gsm8k"\n{bench}\n'
+
+
+@pytest.mark.parametrize(("table", "line", "why"), UNBUILT)
+def test_reference_keys_not_built_yet_are_refused_not_ignored(tmp_path: Path, table: str, line: str, why: str) -> None:
+    text = _suite(run=line) if table == "run" else _suite(bench=line)
+    with pytest.raises(SuiteError) as info:
+        parse_suite(text, tmp_path / "s.toml")
+    key = line.split(" = ")[0]
+    where = "run" if table == "run" else "benchmarks[0]"
+    assert f"{where}.{key}: Value error, not supported yet ({why}" in str(info.value)
+
+
+def test_unbuilt_keys_at_their_defaults_and_a_supported_energy_vendor_are_accepted(tmp_path: Path) -> None:
+    suite = parse_suite(_suite(run='warmup_samples = 0\nsheets_worksheet = "Results"\nenergy_vendor = "nvidia"',
+                               bench="tools = []"), tmp_path / "s.toml")
+    assert suite.run.energy_vendor == "nvidia"
+    with pytest.raises(SuiteError, match=r"run\.energy_vendor: Input should be '' or 'nvidia' \(got 'amd'\)"):
+        parse_suite(_suite(run='energy_vendor = "amd"'), tmp_path / "s.toml")
