@@ -342,12 +342,6 @@ def locate_inputs(paths: list[Path | str]) -> tuple[list[tuple[Path, Path | None
     return out, aggregate
 
 
-def expand_inputs(paths: list[Path | str]) -> tuple[list[Path], dict[str, Any] | None]:
-    """:func:`locate_inputs` without the directories."""
-    located, aggregate = locate_inputs(paths)
-    return [p for p, _ in located], aggregate
-
-
 def builtin_summarize_extra(benchmark: str | None) -> Callable[[list[dict[str, Any]]], dict[str, Any]] | None:
     """The ``summarize_extra`` of a built-in benchmark, or None (unknown or user benchmark)."""
     if not benchmark:
