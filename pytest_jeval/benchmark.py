@@ -27,10 +27,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.sample import Sample
+
+if TYPE_CHECKING:
+    from pytest_jeval.agent.spec import AgentSpec
+
+Backend = Literal["direct", "agent"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +109,13 @@ class Benchmark:
     summarize_extra: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
     """Benchmark-specific summary fields computed from the JSONL records (e.g. SimpleQA's
     attempted rate); merged into the summary."""
+    backends: tuple[Backend, ...] = ("direct", "agent")
+    """How the benchmark can run; the first is used when the suite sets no ``backend``.
+    ``("agent",)`` for benchmarks that only make sense as agents (ToolCall-15, BFCL, retail),
+    ``("direct",)`` for those that cannot run as one (logprob scoring)."""
+    agent: AgentSpec | None = None
+    """The benchmark's tools, environment and user when it runs as an agent (see
+    :class:`~pytest_jeval.agent.spec.AgentSpec`); None runs its prompt with the suite's ``tools``."""
 
     def default_files(self, module_file: str | None) -> list[Path]:
         """Absolute paths of ``bundled_files`` next to the defining module."""

@@ -31,6 +31,22 @@ class TokenLogprob:
 
 
 @dataclasses.dataclass(frozen=True)
+class ToolCall:
+    """One function call an assistant message asks for, as the endpoint sent it."""
+
+    id: str
+    """The ``tool_call_id`` the ``role=tool`` reply must name."""
+    name: str
+    """The function name."""
+    arguments: str
+    """The arguments exactly as sent: a JSON object in text, possibly malformed."""
+
+    def __repr__(self) -> str:
+        args = self.arguments if len(self.arguments) <= 60 else self.arguments[:57] + "..."
+        return f"ToolCall(id={self.id!r}, name={self.name!r}, arguments={args!r})"
+
+
+@dataclasses.dataclass(frozen=True)
 class Reply:
     """A model's answer to one chat request, with what was measured about it."""
 
@@ -58,12 +74,37 @@ class Reply:
     """Scheduler id of the call, used to attribute telemetry to it."""
     sent: tuple[tuple[str, Any], ...] = ()
     """The generation settings the request sent (token limit, temperature, stop, ...), as pairs."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The function calls the assistant asked for, in the order given (empty for a plain answer)."""
+    message: Message | None = dataclasses.field(default=None, compare=False)
+    """The assistant message as the endpoint returned it (JSON builtins), so that provider
+    extras such as ``reasoning_content`` can be sent back on the next turn; None when unknown."""
+
+    def assistant_message(self) -> Message:
+        """The assistant message to append to the conversation for the next turn.
+
+        The endpoint's own message when it is known (keeping provider extras), else one
+        built from :attr:`text` and :attr:`tool_calls`; ``content`` is None when the
+        message holds only tool calls, as the OpenAI API returns it.
+        """
+        if self.message is not None:
+            out = dict(self.message)
+            out["role"] = "assistant"
+            return out
+        msg: Message = {"role": "assistant", "content": self.text if (self.text or not self.tool_calls) else None}
+        if self.tool_calls:
+            msg["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return msg
 
     def __repr__(self) -> str:
         text = " ".join(self.text.split())
         if len(text) > 60:
             text = text[:57] + "..."
-        return f"Reply(model={self.model!r}, text={text!r})"
+        calls = f", tool_calls={len(self.tool_calls)}" if self.tool_calls else ""
+        return f"Reply(model={self.model!r}, text={text!r}{calls})"
 
 
 class EndpointError(Exception):
