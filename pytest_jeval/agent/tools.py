@@ -173,7 +173,8 @@ def _function_schema(fn: ToolFunction) -> tuple[dict[str, Any], str | None]:
         else:
             required.append(name)
         properties[name] = schema
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}, context_param
+    schema_ = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return schema_, context_param
 
 
 @overload
