@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from pytest_jeval.agent.episode import STOP_REASONS, Episode, StopReason, ToolCallRecord
 from pytest_jeval.agent.spec import AgentSpec, AsyncChat, UserSimulator
-from pytest_jeval.agent.tools import Tool, ToolContext, ToolError, spec_tool, tool
+from pytest_jeval.agent.tools import HarnessError, Tool, ToolContext, ToolError, spec_tool, tool
 
 __all__ = [
     "STOP_REASONS",
     "AgentSpec",
     "AsyncChat",
     "Episode",
+    "HarnessError",
     "StopReason",
     "Tool",
     "ToolCallRecord",

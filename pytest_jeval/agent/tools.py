@@ -38,6 +38,11 @@ class ToolError(Exception):
     """Raised by a tool: its message is sent to the model as the tool's error result."""
 
 
+class HarnessError(Exception):
+    """Raised by a tool when the harness failed, not the call (the sandbox cannot start):
+    the episode ends with ``stop_reason = "error"`` and the item is an error."""
+
+
 @dataclasses.dataclass
 class ToolContext:
     """What a tool may use besides its arguments."""
