@@ -10,7 +10,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 # The portable llama.cpp build: the native one was seen to segfault on AMX CPUs in VMs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: demo test lint install clean chromium bubblewrap
+.PHONY: demo test lint install clean chromium bubblewrap bfcl
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ demo: $(VENV)/.installed
 chromium:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) \
 		|| echo "chromium could not be installed: the browser tests will be skipped"
+
+# The bfcl benchmark reads its data from the bfcl-eval package; its own dependencies are heavy and
+# pinned and none is needed, so it is installed without them (docs/bfcl.md).
+bfcl: $(VENV)/.installed
+	$(PIP) install --no-deps bfcl-eval
 
 # The sandbox's strongest isolation plan runs generated code under bubblewrap (docs/sandbox.md);
 # without it the weaker plans are used and the tests that need bwrap are skipped.

@@ -25,7 +25,7 @@ prompt ahead of time, and hands the reply to the test as ``response``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -73,6 +73,7 @@ class LoadContext:
 
 
 ToSample = Callable[[dict[str, Any], int, LoadContext], Sample | None]
+ReadRows = Callable[[Sequence[Path], LoadContext], Iterable[dict[str, Any]]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +117,10 @@ class Benchmark:
     agent: AgentSpec | None = None
     """The benchmark's tools, environment and user when it runs as an agent (see
     :class:`~pytest_jeval.agent.spec.AgentSpec`); None runs its prompt with the suite's ``tools``."""
+    read_rows: ReadRows | None = None
+    """Read the raw rows itself (from the suite's ``data_files``, possibly none) instead of
+    ``datasets.load_dataset``; raise :class:`~pytest_jeval.dataset.DatasetLoadError` saying what
+    to do when the data is missing. For data that ships in a Python package (BFCL)."""
 
     def default_files(self, module_file: str | None) -> list[Path]:
         """Absolute paths of ``bundled_files`` next to the defining module."""

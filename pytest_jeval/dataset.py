@@ -143,13 +143,13 @@ def load_samples(
     Record ids come from ``to_sample`` and must be unique; they never depend on
     the seed or ``max_samples`` because the subset is chosen after conversion.
     """
-    rows = load_rows(benchmark, files, split, subset)
     ctx = LoadContext(
         benchmark=benchmark.name,
         subset=subset,
         seed=seed,
         data_dir=files[0].parent if files else None,
     )
+    rows = benchmark.read_rows(files, ctx) if benchmark.read_rows else load_rows(benchmark, files, split, subset)
     samples: list[Sample] = []
     skipped = 0
     seen: set[str] = set()

@@ -368,7 +368,7 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
     files = _data_files(path, i, entry)
     if not files:
         files = bench.default_files(module.__file__)
-        if not files and bench.dataset is None:
+        if not files and bench.dataset is None and bench.read_rows is None:
             raise SuiteError(
                 f"invalid suite {path}:\n  benchmarks[{i}].data_files: {entry.name!r} needs local data files"
             )
