@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_support import MODEL, Project, Router
+from conftest import outcome_ids
 
 from pytest_jeval.agent import Episode
 from pytest_jeval.benchmarks import bench_bfcl
 from pytest_jeval.dataset import DatasetLoadError, load_samples
 from pytest_jeval.engines.base import Reply, ToolCall
 from pytest_jeval.sample import Sample
+from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 
 SYNTH = Path(__file__).resolve().parent / "data" / "bfcl_synth" / "data"
 STEMS = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
@@ -216,3 +219,67 @@ def test_wrong_calls_score_wrong_with_the_reason(by_id: dict[str, Sample], recor
 def test_an_episode_without_a_reply_is_no_call(by_id: dict[str, Sample]) -> None:
     assert bench_bfcl.score_bfcl(by_id["irrelevance_0"], Episode()).correct is True
     assert bench_bfcl.score_bfcl(by_id["parallel_0"], Episode()).correct is False
+
+
+# -- end to end through the plugin --------------------------------------------------------
+
+def _script() -> dict[str, list[Any]]:
+    """What the scripted model answers to each synthetic question (by a substring of the question)."""
+    call = ToolCallSpec
+    return {
+        "weather in Paris": [tool_answer(call("weather_get_current", {"city": "Paris"}))],
+        "12.5 kilometres": [tool_answer(call("convert_distance", {"value": 12.5, "from_unit": "km",
+                                                                   "to_unit": "yards"}))],  # wrong unit
+        "greatest common divisor": [tool_answer(call("math_gcd", {"a": 48, "b": 18}))],
+        "hotel in Rome": ["I would search for a hotel in Rome."],  # no call: wrong
+        "AAPL and MSFT": [tool_answer(call("stock_get_price", {"ticker": "MSFT"}),
+                                      call("stock_get_price", {"ticker": "AAPL"}))],
+        "radius 2 and 3.5": [tool_answer(call("geometry_circle_area", {"radius": 2}),
+                                         call("geometry_circle_area", {"radius": 3.5, "units": "m"}))],
+        "Add 3 and 4": [tool_answer(call("text_reverse", {"text": "jeval"}), call("math_add", {"a": 3, "b": 4}))],
+        "Standup": [tool_answer(call("calendar_create_event", {"title": "Standup", "start": {"hour": 9, "minute": 30}}),
+                                call("reminders_set", {"message": "standup soon", "minutes_before": 10}))],
+        "Who wrote Hamlet": ["William Shakespeare."],
+        "joke about cats": [tool_answer(call("currency_convert", {"amount": 1, "source": "EUR", "target": "USD"}))],
+    }
+
+
+def test_bfcl_runs_end_to_end_through_the_plugin(pytester: pytest.Pytester) -> None:
+    with FakeOpenAIServer(script_responder(_script(), default="unscripted"), models=(MODEL,)) as server:
+        project = Project(pytester, server, Router(lambda _: ""))
+        suite = project.suite("bfcl", [str(f) for f in FILES], judge=False, extra='backend = "agent"')
+        result = pytester.runpytest("--jeval-config", str(suite), "-rA")
+        result.assert_outcomes(passed=7, failed=3)
+        assert outcome_ids(result, "failed") == {"simple_python_1", "multiple_1", "irrelevance_1"}
+        chats = [r["body"] for r in server.requests if r["path"].endswith("/chat/completions")]
+    assert len(chats) == 10  # one turn per question: the calls are the answer, never run
+    weather = next(b for b in chats if "weather in Paris" in b["messages"][0]["content"])
+    assert weather["messages"] == [{"role": "user", "content": "What is the weather in Paris right now, in celsius?"}]
+    assert [t["function"]["name"] for t in weather["tools"]] == ["weather_get_current"]
+    assert weather["tools"][0]["function"]["parameters"]["properties"]["unit"]["type"] == "string"
+    event = next(b for b in chats if "Standup" in b["messages"][0]["content"])
+    assert event["tools"][0]["function"]["parameters"]["properties"]["start"]["type"] == "object"  # BFCL "dict"
+    records = project.records("bfcl")
+    assert records["parallel_0"]["is_correct"] is True and records["parallel_0"]["tool_calls"] == 2
+    assert records["parallel_0"]["extracted"] == [{"stock.get_price": {"ticker": "MSFT"}},
+                                                  {"stock.get_price": {"ticker": "AAPL"}}]
+    assert records["parallel_0"]["agent"]["stop_reason"] == "final"
+    assert records["simple_python_1"]["scoring_metadata"]["reason"].startswith("unacceptable value for 'to_unit'")
+    summary = project.summary("bfcl")
+    assert summary["accuracy"] == pytest.approx(0.7)
+    assert {k: v["accuracy"] for k, v in summary["per_subject"].items()} == {
+        "simple": 0.5, "multiple": 0.5, "parallel": 1.0, "parallel_multiple": 1.0, "irrelevance": 0.5}
+
+
+def test_bfcl_without_the_package_is_a_usage_error_before_any_request(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "bfcl_eval", None)
+    with FakeOpenAIServer(script_responder({}, default="x"), models=(MODEL,)) as server:
+        suite = pytester.path / "suite.toml"
+        suite.write_text(f'[run]\noutput_dir = "out"\n\n[[models]]\nname = "{MODEL}"\n'
+                         f'base_url = "{server.base_url}"\napi_key = "x"\n\n[[benchmarks]]\nname = "bfcl"\n')
+        result = pytester.runpytest("--jeval-config", str(suite))
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*the BFCL data ships in the PyPI package bfcl-eval*"
+                                     "`pip install --no-deps bfcl-eval`*"])
+        assert server.requests == []
