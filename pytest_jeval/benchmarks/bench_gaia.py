@@ -1,4 +1,4 @@
-"""GAIA (answer-only): general-assistant questions with one short, exact answer.
+"""GAIA: general-assistant questions with one short, exact answer (answer-only, or as an agent).
 
 Hub: ``gaia-benchmark/GAIA`` (gated), config ``2023_all``, split ``validation``
 (165 rows; the ``test`` split's answers are hidden, ``"?"``, and such rows are
@@ -23,6 +23,12 @@ numbers, comma lists element-wise, strings). When that says wrong and a
 ``[judge]`` is set, the judge's structured verdict decides
 (``scoring_metadata.method`` = ``exact_match`` or ``judge``). per_subject is
 ``level_1`` / ``level_2`` / ``level_3``.
+
+With ``backend = "agent"`` the attachment is not inlined: it is copied into the
+episode's workspace under its file name, the prompt says so, and the model
+works on it with tools (by default ``calculator``, ``file_read`` and
+``python``; the suite's ``tools`` may name others). The episode's final reply
+is scored as above.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
+from pytest_jeval.agent import AgentSpec
 from pytest_jeval.scoring.gaia import score_gaia
 from pytest_jeval.scoring.llm_judge.prompts import judge_structured
 
@@ -129,6 +136,29 @@ def prompt(sample: Sample) -> str:
     return f"{SYSTEM}\n\nQuestion: {sample.input}{attachment_block(sample)}"
 
 
+def agent_attachments(sample: Sample) -> list[Path]:
+    """The attachment to copy into the episode's workspace (none when the task has none, or it is missing)."""
+    path = sample.metadata.get("attachment")
+    return [Path(path)] if path else []
+
+
+def workspace_note(sample: Sample) -> str:
+    """Where the agent finds the attachment ('' when there is none)."""
+    name = sample.metadata.get("file_name")
+    if not name:
+        return ""
+    path = sample.metadata.get("attachment")
+    if not path:
+        return f"\n\nThe question comes with an attached file, {name}, which is not available."
+    return (f"\n\nThe attached file is in your workspace as {Path(path).name}. "
+            "Use your tools to read or process it.")
+
+
+def agent_prompt(sample: Sample) -> str:
+    """The agent's prompt: the answer-format instructions, the question, and the attachment's file name."""
+    return f"{SYSTEM}\n\nQuestion: {sample.input}{workspace_note(sample)}"
+
+
 def score_gaia_with_fallback(sample: Sample, reply: str, judge: ModelClient | None) -> Any:
     """Normalised exact match; a judge may overturn a mismatch (never a match)."""
     result = score_gaia(reply, sample.target)
@@ -146,13 +176,16 @@ def score_gaia_with_fallback(sample: Sample, reply: str, judge: ModelClient | No
 BENCHMARK = Benchmark(
     name="gaia",
     category="agentic",
-    description="GAIA 2023 validation, answer-only (attachments from the local snapshot)",
+    description="GAIA 2023 validation: answer-only, or an agent with tools over the attachment",
     dataset=HubDataset(path="gaia-benchmark/GAIA", name="2023_all", split="validation", id_column="task_id"),
     to_sample=to_sample,
     prompt=prompt,
     scorer="gaia",
     scoring="gaia normalized exact match, llm-judge fallback",
     sample_count=165,
+    backends=("direct", "agent"),
+    agent=AgentSpec(default_tools=("calculator", "file_read", "python"), attachments=agent_attachments,
+                    prompt=agent_prompt),
 )
 
 
