@@ -184,7 +184,8 @@ def test_right_calls_score_correct(by_id: dict[str, Sample], record: str, calls:
     sample = by_id[record]
     result = bench_bfcl.score_bfcl(sample, episode(*calls, text="" if calls else "Shakespeare."))
     assert result.correct is True, result.metadata
-    assert result.metadata == {"category": sample.subject, "tool_calls": len(calls), "reason": None}
+    assert result.metadata == {"category": sample.subject, "tool_calls": len(calls), "reason": None,
+                               "bad_arguments": None}
     assert result.expected == sample.target
     assert [next(iter(c)) for c in result.extracted] == [sample.metadata["names"].get(n, n) for n, _ in calls]
 

@@ -61,7 +61,8 @@ def test_every_benchmark_is_well_formed() -> None:
     scorers = set(scorer_names())
     for b in benches:
         assert b.description.strip() and b.category, b.name
-        assert b.dataset is not None or b.default_files(sys.modules[builtin_index()[b.name]].__file__), b.name
+        assert (b.dataset is not None or b.read_rows is not None
+                or b.default_files(sys.modules[builtin_index()[b.name]].__file__)), b.name
         assert b.scorer in scorers, f"{b.name}: scorer {b.scorer!r} is not in the scorer registry"
 
 

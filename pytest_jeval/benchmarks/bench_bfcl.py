@@ -252,17 +252,34 @@ def reply_calls(sample: Sample, episode: Episode) -> tuple[list[Call], str | Non
     return calls, problem
 
 
-def score_bfcl(sample: Sample, episode: Episode) -> Score:
-    """BFCL's AST rules on the reply's tool calls; for ``irrelevance``, right when there is none."""
-    calls, problem = reply_calls(sample, episode)
+def score_calls(sample: Sample, calls: list[Call], bad_arguments: str | None = None) -> Score:
+    """BFCL's AST rules on ``calls`` (BFCL names, parsed arguments); for ``irrelevance``, right when there is none.
+
+    ``bad_arguments`` says why a call's arguments were not a JSON object (the answer is then wrong).
+    """
     category = sample.metadata["category"]
-    extracted = [{name: args} for name, args in calls]
     if category == "irrelevance":
         reason = f"{len(calls)} tool calls, expected none" if calls else None
     else:
-        reason = problem or match_calls(calls, list(sample.target), list(sample.metadata["functions"]), "python")
-    return Score(correct=reason is None, extracted=extracted, expected=sample.target,
-                 metadata={"category": category, "tool_calls": len(calls), "reason": reason})
+        reason = bad_arguments or match_calls(calls, list(sample.target), list(sample.metadata["functions"]),
+                                              "python")
+    return Score(correct=reason is None, extracted=[{name: args} for name, args in calls], expected=sample.target,
+                 metadata={"category": category, "tool_calls": len(calls), "reason": reason,
+                           "bad_arguments": bad_arguments})
+
+
+def score_bfcl(sample: Sample, episode: Episode) -> Score:
+    """Score the tool calls of the episode's reply (see :func:`score_calls`)."""
+    calls, problem = reply_calls(sample, episode)
+    return score_calls(sample, calls, problem)
+
+
+def record_calls(record: Mapping[str, Any]) -> list[Call]:
+    """The calls a stored record's ``extracted`` holds (``[{bfcl_name: arguments}]``), for ``jeval rescore``."""
+    stored = record.get("extracted")
+    if not isinstance(stored, list) or not all(isinstance(c, dict) and len(c) == 1 for c in stored):
+        raise ValueError(f"record {record.get('record_id')!r}: extracted is not a list of {{name: arguments}}")
+    return [(str(name), dict(args) if isinstance(args, dict) else {}) for c in stored for name, args in c.items()]
 
 
 BENCHMARK = Benchmark(
@@ -274,7 +291,7 @@ BENCHMARK = Benchmark(
     read_rows=read_rows,
     backends=("agent",),
     agent=AgentSpec(tools=tools, execute=False),
-    scorer="tool_call_accuracy",
+    scorer="bfcl",
     scoring="BFCL AST match (tool_call_accuracy rules); irrelevance: no call",
     sample_count=1240,
 )

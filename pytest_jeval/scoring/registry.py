@@ -209,6 +209,15 @@ def record_gaia(record: dict[str, Any], reparse_judge: bool = False) -> Score:
     return judged(record, reparse_judge, lambda judge: score_gaia_with_fallback(sample, answer, judge))
 
 
+@register_scorer("bfcl", needs_sample=True)
+def record_bfcl(record: dict[str, Any], sample: Sample) -> Score:
+    """BFCL's AST rules on the stored calls (``extracted``) against the sample's gold and function docs."""
+    from pytest_jeval.benchmarks.bench_bfcl import record_calls, score_calls
+
+    bad = _metadata(record).get("bad_arguments")
+    return score_calls(sample, record_calls(record), bad if isinstance(bad, str) else None)
+
+
 @register_scorer("exact")
 def record_exact(record: dict[str, Any]) -> Score:
     """The whole answer equals the expected one after SQuAD normalisation."""
