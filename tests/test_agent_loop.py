@@ -268,3 +268,45 @@ def test_a_resumed_agent_item_keeps_its_stored_verdict_and_sends_nothing(project
     assert len(_chat_bodies(project.server)) == sent
     assert project.trajectories() == stored  # the sidecar keeps every stored trajectory
     assert Answer  # the scripted server's answer type is part of the API used above
+
+
+def test_open_episodes_are_bounded_and_the_terminal_sums_them_up(pytester: pytest.Pytester) -> None:
+    scripts = {"[step]": [tool_answer(call("add", {"a": 1, "b": 1})), "2"]}
+    with FakeOpenAIServer(script_responder(scripts), latency=0.1) as server:
+        project = AgentProject(pytester, server)
+        project.write([{"id": f"s{i}", "q": f"[step] {i}", "a": "2"} for i in range(6)],
+                      run="max_episodes_in_flight = 2\nmax_concurrency = 8")
+        result = run(project)
+        assert result.ret == 0
+        assert server.max_in_flight == 2  # 8 slots, but only two episodes open at a time
+    result.stdout.fnmatch_lines(["agent: agentic x agent-model: 6 episodes, 2.00 turns and 1.00 tool calls each, "
+                                 "tool errors 0.0%; stopped: final 6"])
+
+
+def test_sigkill_mid_run_then_resume_records_every_episode_once(pytester: pytest.Pytester) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    scripts = {"[step]": [tool_answer(call("add", {"a": 1, "b": 1})), "2"]}
+    with FakeOpenAIServer(script_responder(scripts), latency=0.05, slots=2) as server:
+        project = AgentProject(pytester, server)
+        project.write([{"id": f"s{i}", "q": f"[step] {i}", "a": "2"} for i in range(30)],
+                      run="max_concurrency = 2\ncache = false")
+        out = pytester.path / "out" / "agentic_agent-model.jsonl"
+        cmd = [sys.executable, "-m", "pytest", "--jeval-config", "suite.toml", "-q", "-p", "no:cacheprovider"]
+        proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (out.exists() and len(out.read_bytes().splitlines()) >= 4):
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        first = {json.loads(line)["record_id"] for line in out.read_text().splitlines()}
+        assert 4 <= len(first) < 30
+        resumed = subprocess.run([*cmd, "--jeval-resume"], cwd=pytester.path, capture_output=True, text=True)
+        assert resumed.returncode == 0, resumed.stdout[-2000:]
+    lines = [json.loads(line)["record_id"] for line in out.read_text().splitlines()]
+    assert sorted(lines) == sorted(f"s{i}" for i in range(30))  # each exactly once
+    assert set(project.trajectories()) == set(lines)
