@@ -22,6 +22,7 @@ from pytest_jeval.benchmarks._toolcall15.world import TOOLS, World
 from pytest_jeval.dataset import DatasetLoadError, load_samples
 from pytest_jeval.engines.base import Reply, ToolCall
 from pytest_jeval.sample import Sample
+from pytest_jeval.scoring.registry import call_scorer
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 
 Calls = list[tuple[str, dict[str, Any]]]
@@ -193,7 +194,7 @@ def test_every_scenario_offers_the_universal_tools_in_a_fixed_order() -> None:
 
 
 def _bad_row(**change: Any) -> dict[str, Any]:
-    row = json.loads(DATA.read_text(encoding="utf-8").splitlines()[0])
+    row: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8").splitlines()[0])
     row.update(change)
     return row
 
@@ -269,6 +270,18 @@ def test_phrases_respect_word_edges_and_numbers_drop_grouping() -> None:
     negated = parse_check({"check": "answer", "any": ["sent"], "not": True}, "t")
     assert negated.holds(Episode(replies=[Reply(text="Not delivered.", model="m")]))
     assert not negated.holds(Episode(replies=[Reply(text="Email sent.", model="m")]))
+
+
+def test_rescoring_needs_an_inline_trajectory() -> None:
+    sample = SAMPLES["ts-01-weather"]
+    with pytest.raises(ValueError, match='trajectories = "inline"'):
+        call_scorer("toolcall15", {"record_id": sample.id, "model_answer": "21"}, sample=sample)
+    ep = play(sample, PLAYS["ts-01-weather"][2])
+    record = {"record_id": sample.id, "model_answer": ep.final_text, "agent": {"stop_reason": "final"},
+              "trajectory": ep.trajectory()}
+    assert call_scorer("toolcall15", record, sample=sample).metadata["points"] == 2
+    record["agent"] = {"stop_reason": "max_turns"}
+    assert call_scorer("toolcall15", record, sample=sample).metadata["points"] == 0
 
 
 def test_summary_totals_points_per_category() -> None:
@@ -371,6 +384,7 @@ def test_toolcall15_runs_end_to_end_through_the_plugin(pytester: pytest.Pytester
             max_retries = 0
             request_timeout = 10
             cache = false
+            trajectories = "inline"
 
             [[models]]
             name = "test-model"
@@ -393,6 +407,11 @@ def test_toolcall15_runs_end_to_end_through_the_plugin(pytester: pytest.Pytester
     assert summary["toolcall15_points"] == 27 and summary["toolcall15_max_points"] == 30
     assert summary["toolcall15_categories"]["restraint"]["points"] == 4
     assert summary["toolcall15_categories"]["error_recovery"]["points"] == 5
+    # jeval rescore applies the rules again to the inline trajectories, with the same verdicts
+    for sid, record in records.items():
+        again = call_scorer("toolcall15", record, sample=SAMPLES[sid])
+        assert (again.metadata["points"], again.metadata["reasons"]) == (
+            record["scoring_metadata"]["points"], record["scoring_metadata"]["reasons"]), sid
     # every request offered the twelve tools, with the shared system prompt and the reference date
     assert len(requests) == sum(len(PLAYS[sid][p]) for sid, p in chosen.items())
     for req in requests:

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Sample, Score
-from pytest_jeval.agent import AgentSpec, Episode, Tool
+from pytest_jeval.agent import AgentSpec, Episode, Tool, ToolCallRecord
 from pytest_jeval.benchmarks._toolcall15.rules import parse_rules, score_episode, strip_nulls
 from pytest_jeval.benchmarks._toolcall15.world import World, tools_named
-from pytest_jeval.engines.base import Messages
+from pytest_jeval.engines.base import Messages, Reply
+from pytest_jeval.scoring.registry import register_scorer, scorer_names
 
 CATEGORIES = ("tool_selection", "parameter_precision", "multi_step", "restraint", "error_recovery")
 """Tool selection, parameter precision, multi-step chains, restraint and refusal, error recovery."""
@@ -89,6 +90,35 @@ def score_toolcall15(episode: Episode, sample: Sample) -> Score:
     )
 
 
+_CALL_FIELDS = ("id", "name", "arguments", "turn", "parsed", "result", "error", "duration", "truncated", "output_chars")
+
+
+def episode_from_record(record: Mapping[str, Any]) -> Episode:
+    """The episode as a JSONL record keeps it with ``[run] trajectories = "inline"`` (tool calls,
+    final answer, stop reason); ValueError when the record holds no trajectory."""
+    trajectory = record.get("trajectory")
+    if not isinstance(trajectory, Mapping) or not isinstance(trajectory.get("tool_calls"), list):
+        raise ValueError('toolcall15 rescoring needs the trajectory in each record: run with '
+                         '[run] trajectories = "inline"')
+    calls = [ToolCallRecord(**{k: c[k] for k in _CALL_FIELDS if k in c}) for c in trajectory["tool_calls"]]
+    agent = record.get("agent") or {}
+    return Episode(
+        tool_calls=calls,
+        replies=[Reply(text=str(record.get("model_answer") or ""), model=str(record.get("model") or ""))],
+        stop_reason=agent.get("stop_reason") or "final",
+        turns=int(record.get("turn_count") or 0),
+    )
+
+
+def record_toolcall15(record: dict[str, Any], sample: Sample) -> Score:
+    """``jeval rescore``: the scenario's rules applied again to the record's inline trajectory."""
+    return score_toolcall15(episode_from_record(record), sample)
+
+
+if "toolcall15" not in scorer_names():  # a module imported again (pytester) keeps the first registration
+    register_scorer("toolcall15", record_toolcall15, needs_sample=True)
+
+
 def _points(record: Mapping[str, Any]) -> tuple[str | None, int | None]:
     meta = record.get("scoring_metadata") or {}
     points = meta.get("points")
@@ -132,7 +162,7 @@ BENCHMARK = Benchmark(
     bundled_files=("data/toolcall15/scenarios.jsonl",),
     to_sample=to_sample,
     prompt=prompt,
-    scorer="",
+    scorer="toolcall15",
     scoring="rule-based per scenario: 2 pass, 1 partial, 0 fail; value = points / 2",
     sample_count=15,
     summarize_extra=summarize_toolcall15,
