@@ -254,6 +254,15 @@ def test_a_partial_rule_gives_one_point_only_when_all_its_checks_hold() -> None:
     assert bench.score_toolcall15(play(sample, PLAYS["ms-01-report-email"][0]), sample).metadata["points"] == 0
 
 
+def test_order_matters_in_chains() -> None:
+    sample = SAMPLES["ms-01-report-email"]
+    late = play(sample, [[("send_email", EMAIL_Q1)], [("read_file", {"path": "reports/q1.txt"}),
+                                                      ("find_contact", {"name": "Dana Whitfield"})], "Sent."])
+    result = bench.score_toolcall15(late, sample)
+    assert result.metadata["points"] == 1
+    assert "missed: reads reports/q1.txt before sending" in result.metadata["reasons"]
+
+
 def test_malformed_arguments_never_match() -> None:
     sample = SAMPLES["ts-03-stock"]
     ep = play(sample, PLAYS["ts-03-stock"][2])
