@@ -263,6 +263,14 @@ def test_order_matters_in_chains() -> None:
     assert "missed: reads reports/q1.txt before sending" in result.metadata["reasons"]
 
 
+def test_claiming_success_after_a_bounce_scores_nothing() -> None:
+    sample = SAMPLES["er-03-bounce"]
+    claimed = play(sample, [[("send_email", LUNCH)], [("send_email", LUNCH)],
+                            "The first try failed, but it has been sent now."])
+    result = bench.score_toolcall15(claimed, sample)
+    assert result.metadata["points"] == 0 and "missed: does not claim success" in result.metadata["reasons"]
+
+
 def test_malformed_arguments_never_match() -> None:
     sample = SAMPLES["ts-03-stock"]
     ep = play(sample, PLAYS["ts-03-stock"][2])
@@ -281,10 +289,15 @@ def test_phrases_respect_word_edges_and_numbers_drop_grouping() -> None:
     assert not negated.holds(Episode(replies=[Reply(text="Email sent.", model="m")]))
 
 
-def test_rescoring_needs_an_inline_trajectory() -> None:
+def test_rescoring_needs_an_inline_trajectory_and_otherwise_keeps_the_verdict() -> None:
     sample = SAMPLES["ts-01-weather"]
+    stored = {"record_id": sample.id, "model_answer": "21", "is_correct": False, "score": 0.5,
+              "scoring_metadata": {"points": 1, "category": "tool_selection", "reasons": ["partial: x"]}}
+    kept = call_scorer("toolcall15", stored, sample=sample)
+    assert (kept.correct, kept.value, kept.metadata["points"]) == (False, 0.5, 1)
+    assert 'trajectories = "inline"' in kept.metadata["rescore_note"]
     with pytest.raises(ValueError, match='trajectories = "inline"'):
-        call_scorer("toolcall15", {"record_id": sample.id, "model_answer": "21"}, sample=sample)
+        bench.episode_from_record({"trajectory": {"messages": []}})
     ep = play(sample, PLAYS["ts-01-weather"][2])
     record = {"record_id": sample.id, "model_answer": ep.final_text, "agent": {"stop_reason": "final"},
               "trajectory": ep.trajectory()}

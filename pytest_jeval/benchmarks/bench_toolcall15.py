@@ -16,6 +16,7 @@ mean of the five category percentages, as in ToolCall-15.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from pytest_jeval.benchmarks._toolcall15.rules import parse_rules, score_episode
 from pytest_jeval.benchmarks._toolcall15.world import World, tools_named
 from pytest_jeval.engines.base import Messages, Reply
 from pytest_jeval.scoring.registry import register_scorer, scorer_names
+from pytest_jeval.scoring.replay import stored_score
 
 CATEGORIES = ("tool_selection", "parameter_precision", "multi_step", "restraint", "error_recovery")
 """Tool selection, parameter precision, multi-step chains, restraint and refusal, error recovery."""
@@ -110,8 +112,17 @@ def episode_from_record(record: Mapping[str, Any]) -> Episode:
     )
 
 
+NO_TRAJECTORY = 'not rescored: the record holds no trajectory (run with [run] trajectories = "inline")'
+
+
 def record_toolcall15(record: dict[str, Any], sample: Sample) -> Score:
-    """``jeval rescore``: the scenario's rules applied again to the record's inline trajectory."""
+    """``jeval rescore``: the scenario's rules applied again to the record's inline trajectory.
+
+    A record without one keeps its stored verdict, with ``rescore_note`` saying why.
+    """
+    if not isinstance(record.get("trajectory"), Mapping):
+        kept = stored_score(record)
+        return dataclasses.replace(kept, metadata={**kept.metadata, "rescore_note": NO_TRAJECTORY})
     return score_toolcall15(episode_from_record(record), sample)
 
 

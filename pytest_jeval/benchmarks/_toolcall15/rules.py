@@ -59,7 +59,8 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "failure": (
         "fail", "fails", "failed", "failure", "couldn't", "could not", "unable", "error", "not sent", "wasn't sent",
         "was not sent", "undeliverable", "unavailable", "bounced", "didn't go through", "did not go through",
-        "not delivered", "wasn't delivered", "was not delivered", "rejected",
+        "not delivered", "wasn't delivered", "was not delivered", "undelivered", "rejected", "bounce",
+        "not able to", "wasn't able", "was not able", "didn't send", "did not send", "unsuccessful",
     ),
     "clarification": (
         "which", "clarify", "do you mean", "did you mean", "confirm", "specify", "let me know", "?",
