@@ -26,7 +26,6 @@ from pytest_jeval.agent import AgentSpec, Episode, Tool, ToolCallRecord
 from pytest_jeval.benchmarks._toolcall15.rules import parse_rules, score_episode, strip_nulls
 from pytest_jeval.benchmarks._toolcall15.world import World, tools_named
 from pytest_jeval.engines.base import Messages, Reply
-from pytest_jeval.scoring.registry import register_scorer, scorer_names
 from pytest_jeval.scoring.replay import stored_score
 
 CATEGORIES = ("tool_selection", "parameter_precision", "multi_step", "restraint", "error_recovery")
@@ -115,8 +114,9 @@ def episode_from_record(record: Mapping[str, Any]) -> Episode:
 NO_TRAJECTORY = 'not rescored: the record holds no trajectory (run with [run] trajectories = "inline")'
 
 
-def record_toolcall15(record: dict[str, Any], sample: Sample) -> Score:
-    """``jeval rescore``: the scenario's rules applied again to the record's inline trajectory.
+def rescore_record(record: dict[str, Any], sample: Sample) -> Score:
+    """``jeval rescore`` (scorer ``toolcall15``): the scenario's rules applied again to the record's
+    inline trajectory.
 
     A record without one keeps its stored verdict, with ``rescore_note`` saying why.
     """
@@ -124,10 +124,6 @@ def record_toolcall15(record: dict[str, Any], sample: Sample) -> Score:
         kept = stored_score(record)
         return dataclasses.replace(kept, metadata={**kept.metadata, "rescore_note": NO_TRAJECTORY})
     return score_toolcall15(episode_from_record(record), sample)
-
-
-if "toolcall15" not in scorer_names():  # a module imported again (pytester) keeps the first registration
-    register_scorer("toolcall15", record_toolcall15, needs_sample=True)
 
 
 def _points(record: Mapping[str, Any]) -> tuple[str | None, int | None]:
