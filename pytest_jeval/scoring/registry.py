@@ -327,6 +327,15 @@ def record_email_triage(record: dict[str, Any], sample: Sample) -> Score:
     return result
 
 
+@register_scorer("toolcall15", needs_sample=True)
+def record_toolcall15(record: dict[str, Any], sample: Sample) -> Score:
+    """toolcall15: the scenario's rules on the record's inline trajectory (else the stored verdict)."""
+    from pytest_jeval.benchmarks.bench_toolcall15 import rescore_record
+
+    result: Score = rescore_record(record, sample)
+    return result
+
+
 @register_scorer("security_scanner", needs_sample=True)
 def record_security_scanner(record: dict[str, Any], sample: Sample) -> Score:
     """security_scanner: vulnerability class and line precision."""
