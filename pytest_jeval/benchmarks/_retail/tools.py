@@ -1,6 +1,6 @@
 """The retail agent's tools: look users, orders and products up, and change orders within the policy.
 
-Every tool reads or changes ``ctx.state``, the episode's own copy of the database
+Every tool reads or changes ctx.state, the episode's own copy of the database
 (:func:`~pytest_jeval.benchmarks._retail.database.fresh_db`). A request the policy
 does not allow raises :class:`ToolError` and leaves the database as it was: each
 write tool checks everything first and changes nothing until all checks passed.
@@ -63,7 +63,7 @@ def _require_status(order: Mapping[str, Any], status: str, action: str) -> None:
 
 
 def _positions(order: Mapping[str, Any], item_ids: Sequence[str]) -> list[int]:
-    """The index in ``order["items"]`` of each item id (an id listed twice needs two such items)."""
+    """The index in order["items"] of each item id (an id listed twice needs two such items)."""
     if not item_ids:
         raise ToolError("item_ids is empty: name at least one item of the order")
     taken: set[int] = set()
@@ -98,7 +98,7 @@ def _new_variants(db: Database, order: Mapping[str, Any], positions: Sequence[in
 
 
 def _charge(db: Database, order: Mapping[str, Any], payment_method_id: str, difference: float) -> dict[str, Any]:
-    """Check that the payment method can cover ``difference`` (a gift card needs the balance)."""
+    """Check that the payment method can cover difference (a gift card needs the balance)."""
     method = _payment_method(db, order, payment_method_id)
     if method["source"] == "gift_card" and difference > method["balance"]:
         raise ToolError(f"Gift card {payment_method_id} has a balance of {method['balance']}, "
@@ -111,7 +111,7 @@ def find_user_id_by_email(email: str, ctx: ToolContext) -> str:
     """Find a user's id by their email address.
 
     Args:
-        email: The email address, e.g. ``jane.doe1234@example.com``.
+        email: The email address, e.g. jane.doe1234@example.com.
     """
     wanted = email.strip().lower()
     for user_id, user in _db(ctx)["users"].items():
@@ -125,9 +125,9 @@ def find_user_id_by_name_zip(first_name: str, last_name: str, zip: str, ctx: Too
     """Find a user's id by first name, last name and zip code.
 
     Args:
-        first_name: The first name, e.g. ``Jane``.
-        last_name: The last name, e.g. ``Doe``.
-        zip: The zip code of the user's address, e.g. ``78701``.
+        first_name: The first name, e.g. Jane.
+        last_name: The last name, e.g. Doe.
+        zip: The zip code of the user's address, e.g. 78701.
     """
     for user_id, user in _db(ctx)["users"].items():
         name = user["name"]
@@ -143,7 +143,7 @@ def get_user_details(user_id: str, ctx: ToolContext) -> dict[str, Any]:
     """Get a user's profile: name, email, address, payment methods and order ids.
 
     Args:
-        user_id: The user id, e.g. ``jane_doe_1234``.
+        user_id: The user id, e.g. jane_doe_1234.
     """
     return copy.deepcopy(_user(_db(ctx), user_id))
 
@@ -153,7 +153,7 @@ def get_order_details(order_id: str, ctx: ToolContext) -> dict[str, Any]:
     """Get an order: its status, items, address, fulfillments and payments.
 
     Args:
-        order_id: The order id, with the leading '#', e.g. ``#W0000000``.
+        order_id: The order id, with the leading '#', e.g. #W0000000.
     """
     return copy.deepcopy(_order(_db(ctx), order_id))
 
@@ -163,7 +163,7 @@ def get_product_details(product_id: str, ctx: ToolContext) -> dict[str, Any]:
     """Get a product and all its variants (item ids, options, price, availability).
 
     Args:
-        product_id: The product id (not an item id), e.g. ``6086499569``.
+        product_id: The product id (not an item id), e.g. 6086499569.
     """
     product = _db(ctx)["products"].get(product_id)
     if product is None:
@@ -201,7 +201,7 @@ def calculate(expression: str, ctx: ToolContext) -> str:
     """Calculate an arithmetic expression (numbers, + - * / and parentheses); the result is rounded to 2 decimals.
 
     Args:
-        expression: The expression, e.g. ``(24.5 + 13.25) * 2``.
+        expression: The expression, e.g. (24.5 + 13.25) * 2.
     """
     if len(expression) > 500:
         raise ToolError("The expression is too long (500 characters at most)")
@@ -221,7 +221,7 @@ def cancel_pending_order(order_id: str, reason: CancelReason, ctx: ToolContext) 
     """Cancel a pending order; the payment is refunded to the original payment method (a gift card at once).
 
     Args:
-        order_id: The order id, e.g. ``#W0000000``.
+        order_id: The order id, e.g. #W0000000.
         reason: Why the user cancels: 'no longer needed' or 'ordered by mistake'.
     """
     db = _db(ctx)
@@ -252,13 +252,13 @@ def modify_pending_order_address(order_id: str, address1: str, address2: str, ci
     """Change the shipping address of a pending order.
 
     Args:
-        order_id: The order id, e.g. ``#W0000000``.
-        address1: The first address line, e.g. ``123 Main Street``.
-        address2: The second address line, e.g. ``Apt 4`` ('' when none).
-        city: The city, e.g. ``Austin``.
-        state: The state, e.g. ``TX``.
-        country: The country, e.g. ``USA``.
-        zip: The zip code, e.g. ``78701``.
+        order_id: The order id, e.g. #W0000000.
+        address1: The first address line, e.g. 123 Main Street.
+        address2: The second address line, e.g. Apt 4 ('' when none).
+        city: The city, e.g. Austin.
+        state: The state, e.g. TX.
+        country: The country, e.g. USA.
+        zip: The zip code, e.g. 78701.
     """
     order = _order(_db(ctx), order_id)
     _require_status(order, "pending", "modified")
@@ -274,10 +274,10 @@ def modify_pending_order_items(order_id: str, item_ids: list[str], new_item_ids:
     The price difference is charged to, or refunded to, the given payment method.
 
     Args:
-        order_id: The order id, e.g. ``#W0000000``.
-        item_ids: The item ids to change, e.g. ``["1008292230"]``.
+        order_id: The order id, e.g. #W0000000.
+        item_ids: The item ids to change, e.g. ["1008292230"].
         new_item_ids: The new item ids, one per old item, in the same order.
-        payment_method_id: The user's payment method that pays or receives the difference, e.g. ``gift_card_0000000``.
+        payment_method_id: The user's payment method that pays or receives the difference, e.g. gift_card_0000000.
     """
     db = _db(ctx)
     order = _order(db, order_id)
@@ -304,8 +304,8 @@ def return_delivered_order_items(order_id: str, item_ids: list[str], payment_met
     """Request a return of items of a delivered order; the refund goes to the original payment method or a gift card.
 
     Args:
-        order_id: The order id, e.g. ``#W0000000``.
-        item_ids: The item ids to return, e.g. ``["1008292230"]``.
+        order_id: The order id, e.g. #W0000000.
+        item_ids: The item ids to return, e.g. ["1008292230"].
         payment_method_id: The original payment method of the order, or one of the user's gift cards.
     """
     db = _db(ctx)
@@ -329,8 +329,8 @@ def exchange_delivered_order_items(order_id: str, item_ids: list[str], new_item_
     """Request an exchange of items of a delivered order for other variants of the same products (once per order).
 
     Args:
-        order_id: The order id, e.g. ``#W0000000``.
-        item_ids: The item ids to exchange, e.g. ``["1008292230"]``.
+        order_id: The order id, e.g. #W0000000.
+        item_ids: The item ids to exchange, e.g. ["1008292230"].
         new_item_ids: The new item ids, one per old item, in the same order.
         payment_method_id: The user's payment method that pays or receives the price difference.
     """
@@ -355,13 +355,13 @@ def modify_user_address(user_id: str, address1: str, address2: str, city: str, s
     """Change a user's default address (the address of existing orders stays as it is).
 
     Args:
-        user_id: The user id, e.g. ``jane_doe_1234``.
-        address1: The first address line, e.g. ``123 Main Street``.
-        address2: The second address line, e.g. ``Apt 4`` ('' when none).
-        city: The city, e.g. ``Austin``.
-        state: The state, e.g. ``TX``.
-        country: The country, e.g. ``USA``.
-        zip: The zip code, e.g. ``78701``.
+        user_id: The user id, e.g. jane_doe_1234.
+        address1: The first address line, e.g. 123 Main Street.
+        address2: The second address line, e.g. Apt 4 ('' when none).
+        city: The city, e.g. Austin.
+        state: The state, e.g. TX.
+        country: The country, e.g. USA.
+        zip: The zip code, e.g. 78701.
     """
     user = _user(_db(ctx), user_id)
     user["address"] = _address(address1, address2, city, state, country, zip)
@@ -399,7 +399,7 @@ _REPLAY_SAMPLE = Sample(id="retail-replay", input="")
 
 
 def call_tool(name: str, arguments: Mapping[str, Any], state: Database, sample: Sample | None = None) -> Any:
-    """Run one retail tool directly on ``state`` (no model, no loop): how the gold actions are replayed.
+    """Run one retail tool directly on state (no model, no loop): how the gold actions are replayed.
 
     Raises :class:`ToolError` when the policy refuses the call, KeyError for an unknown tool.
     """

@@ -1,0 +1,521 @@
+"""The retail benchmark: the database, each tool's rules, the tasks, the tau-bench reward and the users.
+
+The tools are called directly here (no model, no loop); the end-to-end oracle runs
+through the plugin are at the bottom of the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_jeval.agent import Episode, HarnessError, ToolCallRecord, ToolContext, ToolError
+from pytest_jeval.benchmarks import bench_retail
+from pytest_jeval.benchmarks._retail import (
+    DB_PATH,
+    STOP,
+    TOOLS,
+    TOOLS_BY_NAME,
+    WRITE_TOOLS,
+    LLMUser,
+    ScriptedUser,
+    call_tool,
+    db_hash,
+    fresh_db,
+    gold_db,
+    make_user,
+    missing_outputs,
+    read_tasks,
+    retail_score,
+    task_samples,
+    to_sample,
+)
+from pytest_jeval.benchmarks._retail.users import USER_SYSTEM
+from pytest_jeval.dataset import DatasetLoadError, load_samples
+from pytest_jeval.engines.base import Messages, Reply
+from pytest_jeval.sample import Sample
+
+TASKS_PATH = DB_PATH.parent / "tasks.jsonl"
+SAMPLES = {s.id: s for s in task_samples(TASKS_PATH)}
+ADDRESS = {"address1": "1 Test Way", "address2": "", "city": "Austin", "state": "TX", "country": "USA", "zip": "78702"}
+
+
+@pytest.fixture
+def db() -> dict[str, Any]:
+    return fresh_db()
+
+
+def refused(db: dict[str, Any], name: str, match: str, **arguments: Any) -> None:
+    """The call raises ToolError with ``match`` and leaves the database exactly as it was."""
+    before = db_hash(db)
+    with pytest.raises(ToolError, match=match):
+        call_tool(name, arguments, db)
+    assert db_hash(db) == before, f"{name} changed the database although it refused"
+
+
+def order_with(db: dict[str, Any], status: str, source: str | None = None) -> dict[str, Any]:
+    """The first order in ``status`` (optionally paid with a ``source`` payment method)."""
+    for order in db["orders"].values():
+        if order["status"] == status and (source is None or order["payment_history"][0]["payment_method_id"]
+                                          .startswith(source)):
+            return order  # type: ignore[no-any-return]
+    raise AssertionError(f"no {status} order in the database")
+
+
+def other_variant(db: dict[str, Any], item: dict[str, Any], available: bool = True) -> dict[str, Any]:
+    """Another variant of the item's product with the given availability."""
+    variants = db["products"][item["product_id"]]["variants"].values()
+    return next(v for v in variants if v["item_id"] != item["item_id"] and v["available"] is available)
+
+
+# --- the database -------------------------------------------------------------------------------------------
+
+
+def test_database_is_consistent(db: dict[str, Any]) -> None:
+    assert (len(db["users"]), len(db["orders"]), len(db["products"])) == (20, 40, 15)
+    for order_id, order in db["orders"].items():
+        user = db["users"][order["user_id"]]
+        assert order_id in user["orders"] and order["order_id"] == order_id
+        assert order["payment_history"][0]["payment_method_id"] in user["payment_methods"]
+        for item in order["items"]:
+            variant = db["products"][item["product_id"]]["variants"][item["item_id"]]
+            assert item["price"] == variant["price"] and item["options"] == variant["options"]
+    assert sorted(o for u in db["users"].values() for o in u["orders"]) == sorted(db["orders"])
+
+
+def test_every_episode_gets_its_own_database(tmp_path: Path) -> None:
+    sample = SAMPLES["retail-001"]
+    first = bench_retail.environment(sample, tmp_path)
+    second = bench_retail.environment(sample, tmp_path)
+    pristine = db_hash(fresh_db())
+    call_tool("cancel_pending_order", {"order_id": "#W6834081", "reason": "no longer needed"}, first)
+    first["users"].clear()
+    assert db_hash(second) == pristine and db_hash(fresh_db()) == pristine
+    gold_db(SAMPLES["retail-013"])  # replaying gold actions never touches the shared copy either
+    assert db_hash(fresh_db()) == pristine
+
+
+def test_db_hash_is_canonical(db: dict[str, Any]) -> None:
+    shuffled = json.loads(json.dumps(db, sort_keys=True))
+    shuffled["users"] = dict(reversed(list(shuffled["users"].items())))
+    assert db_hash(shuffled) == db_hash(db)
+    shuffled["orders"]["#W6834081"]["status"] = "cancelled"
+    assert db_hash(shuffled) != db_hash(db)
+
+
+# --- the tools ------------------------------------------------------------------------------------------------
+
+
+def test_read_only_tools_are_parallel_safe_and_writes_are_not() -> None:
+    for t in TOOLS:
+        assert t.parallel_safe is (t.name not in WRITE_TOOLS), t.name
+    assert len(TOOLS) == 14 and len(WRITE_TOOLS) == 6
+
+
+def test_reads_never_change_the_database(db: dict[str, Any]) -> None:
+    before = db_hash(db)
+    user = call_tool("get_user_details", {"user_id": "mei_li_3257"}, db)
+    order = call_tool("get_order_details", {"order_id": "#W7645721"}, db)
+    product = call_tool("get_product_details", {"product_id": "2323321132"}, db)
+    user["orders"].clear()
+    order["status"] = "cancelled"
+    product["variants"].clear()
+    call_tool("list_all_product_types", {}, db)
+    call_tool("transfer_to_human_agents", {"summary": "wants a refund"}, db)
+    assert db_hash(db) == before
+
+
+def test_find_user(db: dict[str, Any]) -> None:
+    assert call_tool("find_user_id_by_email", {"email": " Mei.Li3595@example.com"}, db) == "mei_li_3257"
+    refused(db, "find_user_id_by_email", "User not found", email="mei.li@example.com")
+    assert call_tool("find_user_id_by_name_zip", {"first_name": "mei", "last_name": "Li", "zip": "02108"},
+                     db) == "mei_li_3257"
+    refused(db, "find_user_id_by_name_zip", "User not found", first_name="Mei", last_name="Li", zip="02109")
+
+
+def test_lookups_refuse_unknown_ids(db: dict[str, Any]) -> None:
+    refused(db, "get_user_details", "User not found", user_id="nobody_0000")
+    refused(db, "get_order_details", "Order not found", order_id="#W0000000")
+    refused(db, "get_product_details", "Product not found", product_id="5072914289")  # an item id
+    assert call_tool("get_order_details", {"order_id": "W7645721"}, db)["order_id"] == "#W7645721"
+    types = call_tool("list_all_product_types", {}, db)
+    assert len(types) == 15 and types["T-Shirt"] == "2323321132"
+
+
+def test_calculate() -> None:
+    db = fresh_db()
+    assert call_tool("calculate", {"expression": "(24.5 + 13.25) * 2"}, db) == "75.5"
+    assert call_tool("calculate", {"expression": "96 + 135.43"}, db) == "231.43"
+    assert call_tool("calculate", {"expression": "-1/3"}, db) == "-0.33"
+    for bad, match in [("2 ** 10", "Only numbers"), ("__import__('os')", "Only numbers"), ("1 +", "Not an arithmetic"),
+                       ("1/0", "Division by zero"), ("1" * 501, "too long"), ("True + 1", "Only numbers")]:
+        refused(db, "calculate", match, expression=bad)
+
+
+def test_cancel_pending_order_refunds_and_restores_a_gift_card(db: dict[str, Any]) -> None:
+    out = call_tool("cancel_pending_order", {"order_id": "#W4325722", "reason": "ordered by mistake"}, db)
+    order = db["orders"]["#W4325722"]
+    assert out == order and order["status"] == "cancelled" and order["cancel_reason"] == "ordered by mistake"
+    assert order["payment_history"][-1] == {"transaction_type": "refund", "amount": 135.43,
+                                            "payment_method_id": "gift_card_8852783"}
+    assert db["users"]["aisha_okafor_7812"]["payment_methods"]["gift_card_8852783"]["balance"] == 231.43
+
+
+@pytest.mark.parametrize("status", ["processed", "delivered", "cancelled"])
+def test_only_pending_orders_can_be_cancelled(db: dict[str, Any], status: str) -> None:
+    refused(db, "cancel_pending_order", "only pending orders", order_id=order_with(db, status)["order_id"],
+            reason="no longer needed")
+
+
+def test_cancel_reason_comes_from_the_fixed_list(db: dict[str, Any]) -> None:
+    refused(db, "cancel_pending_order", "Reason must be one of", order_id="#W6834081", reason="too expensive")
+
+
+def test_modify_pending_order_address(db: dict[str, Any]) -> None:
+    call_tool("modify_pending_order_address", {"order_id": "#W3481598", **ADDRESS}, db)
+    assert db["orders"]["#W3481598"]["address"] == ADDRESS
+    assert db["users"]["raj_kumar_4105"]["address"] != ADDRESS  # the profile keeps its own
+    refused(db, "modify_pending_order_address", "only pending orders", order_id=order_with(db, "processed")["order_id"],
+            **ADDRESS)
+
+
+def test_modify_pending_order_items_charges_the_difference_to_a_gift_card(db: dict[str, Any]) -> None:
+    args = {"order_id": "#W5572246", "item_ids": ["7975292311", "6772261344"],
+            "new_item_ids": ["9317036191", "7798594239"], "payment_method_id": "gift_card_9886682"}
+    call_tool("modify_pending_order_items", args, db)
+    order = db["orders"]["#W5572246"]
+    assert [i["item_id"] for i in order["items"]][:3] == ["9317036191", "1705063254", "7798594239"]
+    assert order["items"][0]["options"] == {"color": "black", "size": "M"} and order["items"][0]["price"] == 22.57
+    assert order["payment_history"][-1] == {"transaction_type": "payment", "amount": 0.43,
+                                            "payment_method_id": "gift_card_9886682"}
+    assert db["users"]["lucas_silva_6823"]["payment_methods"]["gift_card_9886682"]["balance"] == 49.57
+    assert order["status"] == "pending (item modified)"
+    # once per order: neither items nor the address nor a cancel afterwards
+    refused(db, "modify_pending_order_items", "only pending orders",
+            **{**args, "item_ids": ["9317036191"], "new_item_ids": ["5072914289"]})
+    refused(db, "modify_pending_order_address", "only pending orders", order_id="#W5572246", **ADDRESS)
+    refused(db, "cancel_pending_order", "only pending orders", order_id="#W5572246", reason="no longer needed")
+
+
+def test_modify_pending_order_items_refunds_a_cheaper_variant(db: dict[str, Any]) -> None:
+    call_tool("modify_pending_order_items", {"order_id": "#W3838455", "item_ids": ["7798594239"],
+                                             "new_item_ids": ["1975274517"], "payment_method_id": "credit_card_6840179"},
+              db)
+    assert db["orders"]["#W3838455"]["payment_history"][-1] == {
+        "transaction_type": "refund", "amount": 7.4, "payment_method_id": "credit_card_6840179"}
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"new_item_ids": ["5072914289"]}, "not a variant of Backpack"),  # a T-shirt
+    ({"new_item_ids": ["3942133289"]}, "the same as the old one"),
+    ({"item_ids": ["5072914289"], "new_item_ids": ["1286562382"]}, "is not in order"),
+    ({"item_ids": ["3942133289", "3942133289"], "new_item_ids": ["6904422549", "6904422549"]}, "is not in order"),
+    ({"item_ids": [], "new_item_ids": []}, "item_ids is empty"),
+    ({"new_item_ids": ["6904422549", "1786584967"]}, "same length"),
+    ({"payment_method_id": "credit_card_6840179"}, "does not belong"),  # Daniel Davis's card
+])
+def test_modify_pending_order_items_rules(db: dict[str, Any], change: dict[str, Any], match: str) -> None:
+    args = {"order_id": "#W1767172", "item_ids": ["3942133289"], "new_item_ids": ["6904422549"],
+            "payment_method_id": "credit_card_6032361", **change}
+    refused(db, "modify_pending_order_items", match, **args)
+
+
+def test_new_items_must_be_available(db: dict[str, Any]) -> None:
+    order = db["orders"]["#W3838455"]  # tactile tenkeyless keyboard; the clicky tenkeyless is not available
+    refused(db, "modify_pending_order_items", "not available", order_id=order["order_id"], item_ids=["6798839755"],
+            new_item_ids=["6991253032"], payment_method_id="credit_card_6840179")
+
+
+def test_a_gift_card_must_cover_the_difference(db: dict[str, Any]) -> None:
+    db["users"]["lucas_silva_6823"]["payment_methods"]["gift_card_9886682"]["balance"] = 0.4
+    refused(db, "modify_pending_order_items", "less than the price difference", order_id="#W5572246",
+            item_ids=["7975292311", "6772261344"], new_item_ids=["9317036191", "7798594239"],
+            payment_method_id="gift_card_9886682")
+
+
+def test_return_delivered_order_items(db: dict[str, Any]) -> None:
+    call_tool("return_delivered_order_items", {"order_id": "#W4144261", "item_ids": ["6850136825", "6638928470"],
+                                               "payment_method_id": "credit_card_6840179"}, db)
+    order = db["orders"]["#W4144261"]
+    assert order["status"] == "return requested" and order["return_items"] == ["6638928470", "6850136825"]
+    assert order["return_payment_method_id"] == "credit_card_6840179"
+    refused(db, "return_delivered_order_items", "only delivered orders", order_id="#W4144261",
+            item_ids=["7481268022"], payment_method_id="credit_card_6840179")
+
+
+def test_a_refund_goes_to_the_original_method_or_a_gift_card(db: dict[str, Any]) -> None:
+    # Mia Muller paid #W6609081 with credit_card_4797827; she also has credit_card_3880872 and a gift card
+    refused(db, "return_delivered_order_items", "original payment method", order_id="#W6609081",
+            item_ids=["4109375940"], payment_method_id="credit_card_3880872")
+    refused(db, "return_delivered_order_items", "does not belong", order_id="#W6609081",
+            item_ids=["4109375940"], payment_method_id="gift_card_8515173")  # Mei Li's gift card
+    call_tool("return_delivered_order_items", {"order_id": "#W6609081", "item_ids": ["4109375940"],
+                                               "payment_method_id": "gift_card_7772970"}, db)
+    assert db["orders"]["#W6609081"]["return_payment_method_id"] == "gift_card_7772970"
+
+
+@pytest.mark.parametrize("status", ["pending", "processed", "cancelled"])
+def test_only_delivered_orders_are_returned_or_exchanged(db: dict[str, Any], status: str) -> None:
+    order = order_with(db, status)
+    item = order["items"][0]
+    method = order["payment_history"][0]["payment_method_id"]
+    refused(db, "return_delivered_order_items", "only delivered orders", order_id=order["order_id"],
+            item_ids=[item["item_id"]], payment_method_id=method)
+    refused(db, "exchange_delivered_order_items", "only delivered orders", order_id=order["order_id"],
+            item_ids=[item["item_id"]], new_item_ids=[other_variant(db, item)["item_id"]], payment_method_id=method)
+
+
+def test_exchange_delivered_order_items(db: dict[str, Any]) -> None:
+    call_tool("exchange_delivered_order_items", {
+        "order_id": "#W7439403", "item_ids": ["9010432766", "5252888561"],
+        "new_item_ids": ["3987916599", "2130554186"], "payment_method_id": "credit_card_3725080"}, db)
+    order = db["orders"]["#W7439403"]
+    assert order["status"] == "exchange requested" and order["exchange_price_difference"] == -9.11
+    assert order["exchange_items"] == ["5252888561", "9010432766"]
+    assert order["exchange_new_items"] == ["2130554186", "3987916599"]
+    assert [i["item_id"] for i in order["items"]] == ["3613616755", "9010432766", "5252888561"]  # until it arrives
+
+
+def test_exchange_rules(db: dict[str, Any]) -> None:
+    base = {"order_id": "#W7439403", "item_ids": ["9010432766"], "payment_method_id": "credit_card_3725080"}
+    refused(db, "exchange_delivered_order_items", "not a variant of Hiking Boots", **base, new_item_ids=["2130554186"])
+    refused(db, "exchange_delivered_order_items", "not available", **base, new_item_ids=["1622070938"])
+    refused(db, "exchange_delivered_order_items", "does not belong", **{**base, "payment_method_id": "paypal_1373168"},
+            new_item_ids=["3987916599"])
+
+
+def test_modify_user_address(db: dict[str, Any]) -> None:
+    call_tool("modify_user_address", {"user_id": "chen_wang_1106", **ADDRESS}, db)
+    assert db["users"]["chen_wang_1106"]["address"] == ADDRESS
+    assert db["orders"]["#W6365472"]["address"] != ADDRESS
+    refused(db, "modify_user_address", "User not found", user_id="chen_wang", **ADDRESS)
+
+
+def test_tools_without_the_database_are_a_harness_error() -> None:
+    fn = TOOLS_BY_NAME["get_user_details"].fn
+    assert fn is not None
+    ctx = ToolContext(sample=Sample(id="x", input=""), workspace=Path("."), state=None)
+    with pytest.raises(HarnessError, match=r"ctx\.state"):
+        fn(user_id="mei_li_3257", ctx=ctx)
+
+
+# --- the tasks ------------------------------------------------------------------------------------------------
+
+
+def test_tasks_load_through_the_plugin_unchanged() -> None:
+    samples, skipped = load_samples(bench_retail.BENCHMARK, files=[TASKS_PATH])
+    assert skipped == 0 and len(samples) >= 12 and len(samples) == bench_retail.BENCHMARK.sample_count
+    for s in samples:
+        raw = SAMPLES[s.id]
+        assert s.target == raw.target and s.metadata == raw.metadata and s.input == raw.input
+    rows = {r["id"]: r for r in read_tasks(TASKS_PATH)}
+    assert all(SAMPLES[i].target["actions"] == r["actions"] for i, r in rows.items())
+
+
+def test_every_task_is_well_formed() -> None:
+    with_actions = 0
+    for sample in SAMPLES.values():
+        actions = sample.target["actions"]
+        assert all(a["name"] in WRITE_TOOLS for a in actions), sample.id
+        assert sample.metadata["user_turns"][-1] == STOP, sample.id
+        changed = db_hash(gold_db(sample)) != db_hash(fresh_db())  # raises if a gold action is refused
+        assert changed is bool(actions), sample.id
+        with_actions += bool(actions)
+        messages = bench_retail.prompt(sample)
+        assert messages[0]["role"] == "system" and messages[1] == {"role": "user",
+                                                                    "content": sample.metadata["user_turns"][0]}
+        assert sample.input not in json.dumps(messages)  # the instruction stays hidden from the agent
+    assert with_actions >= 10 and sum(len(s.target["actions"]) > 1 for s in SAMPLES.values()) >= 3
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"actions": [{"name": "delete_everything", "arguments": {}}]}, "names no retail tool"),
+    ({"actions": [{"arguments": {}}]}, "must be an object with a name"),
+    ({"user_turns": []}, "user_turns must start"),
+    ({"user_turns": [STOP]}, "user_turns must start"),
+    ({"outputs": [12.5]}, "outputs must be a list of strings"),
+    ({"instruction": ""}, "instruction must be"),
+])
+def test_bad_task_rows_are_refused(tmp_path: Path, change: dict[str, Any], match: str) -> None:
+    row = {**read_tasks(TASKS_PATH)[0], **change}
+    with pytest.raises(ValueError, match=match):
+        to_sample(row, 0, load_context())
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetLoadError, match=match):
+        load_samples(bench_retail.BENCHMARK, files=[path])
+
+
+def load_context() -> Any:
+    from pytest_jeval.benchmark import LoadContext
+
+    return LoadContext(benchmark="retail", subset=None, seed=0, data_dir=None)
+
+
+def test_a_broken_gold_action_is_an_error_not_a_zero() -> None:
+    sample = SAMPLES["retail-001"]
+    broken = Sample(id="broken", input="x", target={"actions": [
+        {"name": "cancel_pending_order", "arguments": {"order_id": "#W5669256", "reason": "no longer needed"}}],
+        "outputs": []}, metadata=sample.metadata)
+    with pytest.raises(ValueError, match=r"gold action 0 \(cancel_pending_order\) fails"):
+        gold_db(broken)
+
+
+# --- the reward -------------------------------------------------------------------------------------------------
+
+
+def episode_after(sample: Sample, actions: list[dict[str, Any]], replies: list[str]) -> Episode:
+    """An episode as the loop would leave it: the tools called on its own database, then the replies."""
+    state = fresh_db()
+    messages: Messages = [*bench_retail.prompt(sample)]
+    calls = []
+    for i, action in enumerate(actions):
+        result = call_tool(action["name"], action["arguments"], state, sample)
+        call_id = f"call_{i}"
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": action["name"], "arguments": json.dumps(action["arguments"])}}]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(result)})
+        calls.append(ToolCallRecord(id=call_id, name=action["name"], arguments=json.dumps(action["arguments"]),
+                                    turn=i + 1, parsed=action["arguments"], result=json.dumps(result)))
+    messages += [{"role": "assistant", "content": text} for text in replies]
+    return Episode(messages=messages, tool_calls=calls, state=state, turns=len(actions) + len(replies))
+
+
+def saying(sample: Sample) -> list[str]:
+    return [f"Done. The amount is ${', '.join(sample.target['outputs'])}." if sample.target["outputs"] else "Done."]
+
+
+@pytest.mark.parametrize("task_id", sorted(SAMPLES))
+def test_the_gold_actions_and_outputs_get_reward_one(task_id: str) -> None:
+    sample = SAMPLES[task_id]
+    score = retail_score(sample, episode_after(sample, sample.target["actions"], saying(sample)))
+    assert score.correct is True and score.value == 1.0, score.metadata
+    assert score.metadata["db_match"] is True and score.metadata["outputs_missing"] == []
+    assert score.metadata["write_calls"] == [a["name"] for a in sample.target["actions"]]
+
+
+@pytest.mark.parametrize("task_id", sorted(t for t, s in SAMPLES.items() if s.target["actions"]))
+def test_skipping_any_gold_action_gets_zero(task_id: str) -> None:
+    sample = SAMPLES[task_id]
+    actions = sample.target["actions"]
+    for skip in range(len(actions)):
+        kept = actions[:skip] + actions[skip + 1:]
+        score = retail_score(sample, episode_after(sample, kept, saying(sample)))
+        assert score.correct is False and score.value == 0.0
+        assert score.metadata["db_match"] is False and score.metadata["outputs_missing"] == []
+
+
+@pytest.mark.parametrize("task_id", sorted(t for t, s in SAMPLES.items() if s.target["outputs"]))
+def test_a_missing_output_gets_zero(task_id: str) -> None:
+    sample = SAMPLES[task_id]
+    score = retail_score(sample, episode_after(sample, sample.target["actions"], ["All done, anything else?"]))
+    assert score.correct is False and score.value == 0.0
+    assert score.metadata["db_match"] is True and score.metadata["outputs_missing"] == sample.target["outputs"]
+
+
+def test_an_extra_write_gets_zero_and_a_commuting_order_still_one() -> None:
+    sample = SAMPLES["retail-004"]
+    extra = [*sample.target["actions"], {"name": "cancel_pending_order",
+                                         "arguments": {"order_id": "#W6365472", "reason": "no longer needed"}}]
+    assert retail_score(sample, episode_after(sample, extra, ["Done."])).value == 0.0
+    swapped = list(reversed(sample.target["actions"]))
+    assert retail_score(sample, episode_after(sample, swapped, ["Done."])).value == 1.0
+
+
+def test_an_episode_without_a_database_gets_zero() -> None:
+    sample = SAMPLES["retail-011"]
+    episode = episode_after(sample, [], ["Sorry, a processed order cannot be cancelled."])
+    assert retail_score(sample, episode).value == 1.0
+    episode.state = None
+    score = retail_score(sample, episode)
+    assert score.value == 0.0 and score.metadata["db_hash"] is None
+
+
+def test_outputs_match_case_insensitively_without_commas() -> None:
+    assert missing_outputs(["1093.34", "Tracking"], ["Your total is $1,093.34", "TRACKING number"]) == []
+    assert missing_outputs(["1093.34"], ["Your total is $1093.3"]) == ["1093.34"]
+    assert missing_outputs(["1,093.34"], ["1093.34"]) == []
+    assert missing_outputs(["x"], []) == ["x"]
+
+
+def test_only_assistant_messages_count_as_said() -> None:
+    sample = SAMPLES["retail-002"]
+    episode = episode_after(sample, sample.target["actions"], ["It is cancelled."])
+    episode.messages.append({"role": "user", "content": "So my balance is 231.43?"})
+    episode.messages.append({"role": "tool", "tool_call_id": "x", "content": "231.43"})
+    assert retail_score(sample, episode).metadata["outputs_missing"] == ["231.43"]
+    episode.messages.append({"role": "assistant", "content": [{"type": "text", "text": "Yes: 231.43."}]})
+    assert retail_score(sample, episode).value == 1.0
+
+
+# --- the users ---------------------------------------------------------------------------------------------------
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_scripted_user_replays_the_turns_then_stops() -> None:
+    user = ScriptedUser(["open", "second", "third", STOP, "never"])
+    talk: Messages = [{"role": "user", "content": "open"}, {"role": "assistant", "content": "hi"}]
+    assert run(user.next_message(talk)) == "second"
+    assert run(user.next_message(talk)) == "second"  # the conversation decides, not a counter
+    talk += [{"role": "user", "content": "second"}, {"role": "assistant", "content": "ok"}]
+    assert run(user.next_message(talk)) == "third"
+    talk += [{"role": "user", "content": "third"}, {"role": "assistant", "content": "done"}]
+    assert run(user.next_message(talk)) is None
+    talk += [{"role": "user", "content": "?"}, {"role": "assistant", "content": "?"}]
+    assert run(user.next_message(talk)) is None  # never past the stop
+    assert run(ScriptedUser(["only"]).next_message(talk[:2])) is None  # the turns ran out
+
+
+class FakeChat:
+    """An AsyncChat that answers from a list and keeps what it was sent."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = answers
+        self.sent: list[Messages] = []
+
+    async def __call__(self, messages: Messages) -> Reply:
+        self.sent.append(copy.deepcopy(messages))
+        return Reply(text=self.answers.pop(0), model="user-model")
+
+
+def test_llm_user_sees_the_instruction_and_the_talk_from_its_side() -> None:
+    sample = SAMPLES["retail-002"]
+    chat = FakeChat(["It's order #W4325722.", f"  {STOP}", ""])
+    user = make_user(sample, chat)
+    assert isinstance(user, LLMUser)
+    talk: Messages = [{"role": "user", "content": "Hello, I want to cancel."},
+                      {"role": "assistant", "content": "Which order?"}]
+    assert run(user.next_message(talk)) == "It's order #W4325722."
+    sent = chat.sent[0]
+    assert sent[0]["role"] == "system" and sample.input in sent[0]["content"] and STOP in sent[0]["content"]
+    assert [m["role"] for m in sent[1:]] == ["user", "assistant", "user"]
+    assert sent[2]["content"] == "Hello, I want to cancel." and sent[3]["content"] == "Which order?"
+    assert run(user.next_message(talk)) is None  # ###STOP###
+    assert run(user.next_message(talk)) is None  # an empty answer ends the talk too
+    assert USER_SYSTEM.count("{instruction}") == 1
+
+
+def test_without_a_user_model_the_user_is_scripted() -> None:
+    sample = SAMPLES["retail-001"]
+    user = make_user(sample, None)
+    assert isinstance(user, ScriptedUser) and user.turns == sample.metadata["user_turns"]
+
+
+# --- the plugin --------------------------------------------------------------------------------------------------
+
+
+def test_benchmark_runs_only_as_an_agent_with_its_tools() -> None:
+    b = bench_retail.BENCHMARK
+    assert b.backends == ("agent",) and b.agent is not None
+    assert b.agent.tools == TOOLS and b.agent.user is make_user and b.agent.environment is bench_retail.environment
+
+
