@@ -61,13 +61,17 @@ def _refuse_unbuilt(model: type[BaseModel], keys: dict[str, str], value: object,
 
 _UNBUILT_RUN = {
     "warmup_samples": "untimed warm-up calls are not implemented",
-    "max_turns": "agent backends are not implemented",
     **{k: "the Weights & Biases export is not implemented" for k in
        ("wandb_project", "wandb_entity", "wandb_tags", "wandb_group")},
     **{k: "the Google Sheets export is not implemented" for k in
        ("sheets_spreadsheet_id", "sheets_worksheet", "sheets_credentials_path")},
 }
-_UNBUILT_BENCHMARK = {"agent": "agent backends are not implemented", "tools": "agent backends are not implemented"}
+_UNBUILT_BENCHMARK = {
+    "agent": "named agents are not implemented; backend = \"agent\" runs the built-in tool-calling loop",
+}
+
+BACKEND_ALIASES = {"direct": "direct", "jarvis-direct": "direct", "agent": "agent", "jarvis-agent": "agent"}
+"""Backend spellings a suite may use, and the backend each means."""
 
 
 class Meta(_Strict):
@@ -164,6 +168,20 @@ class Judge(_Endpoint):
         return _model_id(value)
 
 
+class UserModel(_Endpoint):
+    """``[user]``: the model that plays the user in multi-turn agent tasks (retail)."""
+
+    model: str
+    """User-simulator model id sent to the endpoint."""
+    temperature: float | Literal["omit"] | None = 0.0
+    max_tokens: int | None = Field(1024, gt=0)
+
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        return _model_id(value)
+
+
 class ModelEntry(_Endpoint):
     """``[[models]]``: one model under evaluation."""
 
@@ -210,8 +228,9 @@ class BenchmarkEntry(_Strict):
     """A built-in benchmark key, or the name of the benchmark defined in ``module``."""
     module: str | None = None
     """A user benchmark: a ``.py`` path (relative to the suite file) or a dotted module name."""
-    backend: Literal["direct", "jarvis-direct"] = "direct"
-    """How the model is called; only direct chat completions are supported."""
+    backend: Literal["direct", "jarvis-direct", "agent", "jarvis-agent"] | None = None
+    """``direct`` (one chat call per sample) or ``agent`` (a tool-calling episode per sample);
+    the ``jarvis-`` spellings are aliases. Default: the benchmark's own (direct where it can)."""
     max_samples: int | None = Field(None, gt=0)
     """Evaluate a seeded random subset of this size (ids stay stable)."""
     split: str | None = None
@@ -238,13 +257,22 @@ class BenchmarkEntry(_Strict):
     scale: list[float] | None = None
     """Judge benchmark: the score scale as ``[low, high]`` (e.g. ``[0, 4]``), where the evaluator does not fix it."""
     repeats: int = Field(1, ge=1)
-    """Judge benchmark: run each item this many times and report consistency."""
+    """Judge benchmark: run each item this many times and report consistency. Agent benchmark:
+    run each sample this many times (ids ``<id>@<n>``) and report pass^k."""
     database: str | None = None
     """Judge benchmark with ``evaluator = "sql"``: the SQLite database (relative to the suite file)."""
     agent: str | None = None
-    """Reference key for agent backends: not supported yet, refused when set."""
+    """Reference key naming an agent: not supported (one tool-calling loop is built in), refused when set."""
     tools: list[str] = Field(default_factory=list)
-    """Reference key for agent backends: not supported yet, refused when set."""
+    """Built-in tools offered to the agent (``calculator``, ``file_read``, ``list_files``, ``file_write``,
+    ``python``, ``bash``); benchmarks that define their own tools ignore it."""
+    max_turns: int | None = Field(None, gt=0)
+    """Model turns per episode for this benchmark (overrides ``[run] max_turns``)."""
+
+    @property
+    def backend_kind(self) -> str | None:
+        """``direct`` or ``agent`` (aliases resolved), or None when the suite sets no backend."""
+        return BACKEND_ALIASES[self.backend] if self.backend is not None else None
 
     @field_validator(*_UNBUILT_BENCHMARK, mode="before")
     @classmethod
@@ -304,8 +332,22 @@ class Run(_Strict):
     """Reference key (untimed warm-up calls): not supported yet, refused when set."""
     energy_vendor: Literal["", "nvidia"] = ""
     """Energy measurement vendor: ``"nvidia"`` (NVML), the only one supported."""
-    max_turns: int | None = None
-    """Reference key for agent backends: not supported yet, refused when set."""
+    max_turns: int | None = Field(None, gt=0)
+    """Model turns per agent episode (default 10; a benchmark may cap it lower)."""
+    max_tool_calls: int = Field(50, gt=0)
+    """Tool calls per agent episode; past it the episode stops (``stop_reason = "max_tool_calls"``)."""
+    max_episode_tokens: int | None = Field(None, gt=0)
+    """Prompt plus completion tokens per episode (``token_limit``); unlimited by default."""
+    episode_timeout: float = Field(600.0, gt=0, allow_inf_nan=False)
+    """Wall-clock seconds per episode (``time_limit``)."""
+    tool_timeout: float = Field(30.0, gt=0, allow_inf_nan=False)
+    """Seconds one tool call may run (sandboxed tools are killed past it)."""
+    max_tool_output: int = Field(16_000, ge=200)
+    """Characters of one tool result sent to the model; longer output keeps its head and tail."""
+    max_episodes_in_flight: int | None = Field(None, gt=0)
+    """Open agent episodes per pytest process (each holds a workspace); default twice the concurrency, at least 64."""
+    trajectories: Literal["sidecar", "inline", "off"] = "sidecar"
+    """Where agent trajectories go: ``{jsonl}.trajectories.jsonl``, inside each record, or nowhere."""
     wandb_project: str = ""
     wandb_entity: str = ""
     wandb_tags: str | list[str] = ""
@@ -324,6 +366,11 @@ class Run(_Strict):
     def concurrency(self) -> int:
         """Effective default concurrency per endpoint."""
         return self.max_concurrency or self.max_workers or 32
+
+    @property
+    def episodes_in_flight(self) -> int:
+        """Effective bound on open agent episodes per process."""
+        return self.max_episodes_in_flight or max(64, 2 * self.concurrency)
 
 
 class BackendExternal(_Strict):
@@ -345,6 +392,7 @@ class Suite(_Strict):
     meta: Meta = Field(default_factory=Meta)
     defaults: Defaults = Field(default_factory=Defaults)
     judge: Judge | None = None
+    user: UserModel | None = None
     run: Run = Field(default_factory=Run)
     backend: Backend = Field(default_factory=Backend)
     models: list[ModelEntry] = Field(min_length=1)

@@ -9,6 +9,7 @@ import pytest
 from pytest_jeval._keys import case_key, runtime_key
 
 if TYPE_CHECKING:
+    from pytest_jeval.agent.episode import Episode
     from pytest_jeval.client import ModelClient
     from pytest_jeval.config import BenchmarkEntry
     from pytest_jeval.engines.base import Reply
@@ -108,11 +109,48 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
     case = _case(request)
     if case.resumed is not None:
         return Reply(text=case.resumed.get("model_answer") or "", model=model.name, cached=True)
+    if runtime.plan.benchmarks[case.benchmark].is_agent:
+        ran: Episode = request.getfixturevalue("episode")
+        return ran.replies[-1] if ran.replies else None
     definition = runtime.plan.benchmarks[case.benchmark].benchmark
     prompt = definition.prompt(sample)
     if prompt is None:
         return None
     return model.chat(prompt, **definition.request_options)  # a failure is the item's error (see ``model``)
+
+
+class EpisodeError(Exception):
+    """The harness failed during an agent episode (endpoint down after retries, sandbox unavailable)."""
+
+
+@pytest.fixture
+def episode(request: pytest.FixtureRequest, jeval_model: str, sample: Sample) -> Episode:
+    """The agent episode of this sample (started ahead of time), after it ended.
+
+    Only for benchmarks that run with ``backend = "agent"``. An episode the harness could
+    not finish (``stop_reason = "error"``) makes the item an *error*; one stopped by a
+    limit is handed to the test and scored like any other.
+    """
+    from pytest_jeval.agent.episode import Episode
+
+    runtime = _runtime(request)
+    case = _case(request)
+    planned = runtime.plan.benchmarks[case.benchmark]
+    if not planned.is_agent:
+        raise pytest.UsageError(f'{case.benchmark} does not run as an agent here; set backend = "agent" to use episode')
+    if case.resumed is not None:  # not run again: the item keeps its stored verdict
+        return Episode(stop_reason=(case.resumed.get("agent") or {}).get("stop_reason") or "final")
+    try:
+        ran = runtime.start_episode(case.benchmark, jeval_model, sample).result()
+    except Exception as exc:
+        case.error = f"the episode could not run: {type(exc).__name__}: {exc}"
+        raise
+    case.episode = ran
+    case.replies.extend(ran.replies)
+    if ran.stop_reason == "error":
+        case.error = ran.error or "the episode failed"
+        raise EpisodeError(case.error)
+    return ran
 
 
 def _excerpt(text: object, limit: int = 160) -> str:

@@ -31,6 +31,15 @@ class PlannedBenchmark:
     module: ModuleType
     files: list[Path]
     """Resolved local data files (suite ``data_files`` or the bundled ones)."""
+    backend: str = "direct"
+    """``direct`` or ``agent``: how this benchmark's samples are run."""
+    notes: list[str] = field(default_factory=list)
+    """What the suite sets that this benchmark does not use, in words (shown once in the terminal)."""
+
+    @property
+    def is_agent(self) -> bool:
+        """True when each sample runs as an agent episode."""
+        return self.backend == "agent"
 
     @property
     def module_file(self) -> Path:
@@ -77,9 +86,11 @@ class EvalPlan:
                 )
         for i, m in enumerate(suite.models):
             _check_model(path, i, m)
-        if suite.judge is not None and suite.judge.api_key_env and suite.judge.api_key_env not in os.environ:
-            env = suite.judge.api_key_env
-            raise SuiteError(f"invalid suite {path}:\n  judge.api_key_env: environment variable {env!r} is not set")
+        for table, cfg in (("judge", suite.judge), ("user", suite.user)):
+            if cfg is not None and cfg.api_key_env and cfg.api_key_env not in os.environ:
+                env = cfg.api_key_env
+                raise SuiteError(
+                    f"invalid suite {path}:\n  {table}.api_key_env: environment variable {env!r} is not set")
         return cls(
             suite=suite,
             path=path,
@@ -94,6 +105,13 @@ class EvalPlan:
         """True when a model or the judge uses the bundled local engine."""
         judge = self.suite.judge
         return any(m.engine == "local" for m in self.models.values()) or (judge is not None and judge.engine == "local")
+
+    @property
+    def needs_user(self) -> bool:
+        """True when a ``[user]`` model is set and a benchmark of the suite has a simulated user."""
+        return self.suite.user is not None and any(
+            pb.is_agent and pb.benchmark.agent is not None and pb.benchmark.agent.user is not None
+            for pb in self.benchmarks.values())
 
     def local_model_path(self) -> str | None:
         """A ``model_path`` override for the local engine, if the suite sets one."""
@@ -120,12 +138,18 @@ class EvalPlan:
                 record_ids=e.record_ids,
                 max_samples=e.max_samples,
             )
+            if pb.is_agent and e.repeats > 1:
+                samples, skipped = self._samples[name]
+                self._samples[name] = (repeated(samples, e.repeats), skipped)
         return self._samples[name]
 
     # -- endpoints and requests ------------------------------------------------------
-    def endpoint_for(self, entry: ModelEntry | None = None, *, judge: bool = False) -> Endpoint:
-        """Resolve base_url and key: entry, then ``[backend.external]``, then JEVAL_* env vars."""
-        src = self.suite.judge if judge else entry
+    def endpoint_for(self, entry: ModelEntry | None = None, *, judge: bool = False, user: bool = False) -> Endpoint:
+        """Resolve base_url and key: entry, then ``[backend.external]``, then JEVAL_* env vars.
+
+        ``judge`` resolves the ``[judge]`` table's endpoint, ``user`` the ``[user]`` table's.
+        """
+        src: Any = self.suite.user if user else self.suite.judge if judge else entry
         assert src is not None
         run = self.suite.run
         ext = self.suite.backend.external
@@ -208,6 +232,20 @@ class EvalPlan:
             temperature_override=cfg.temperature if "temperature" in cfg.model_fields_set else None,
         )
 
+    def user_settings(self) -> RequestSettings | None:
+        """The settings of the ``[user]`` model (the simulated user of multi-turn agent tasks), or None."""
+        cfg = self.suite.user
+        if cfg is None:
+            return None
+        temperature = cfg.temperature if isinstance(cfg.temperature, (int, float)) else 0.0
+        return adapt(
+            cfg.model,
+            temperature=float(temperature),
+            max_tokens=int(cfg.max_tokens or 1024),
+            token_param=cfg.token_param,
+            temperature_override=cfg.temperature if "temperature" in cfg.model_fields_set else None,
+        )
+
     def adaptations(self) -> list[str]:
         """One line per model (and judge) whose requests differ from the suite's settings, saying how."""
         notes: dict[str, list[str]] = {}
@@ -218,7 +256,8 @@ class EvalPlan:
             judge = self.judge_settings(bench)
             if judge is not None:
                 notes.setdefault(f"{judge.model} (judge)", []).extend(judge.adapted)
-        return [f"{who}: {'; '.join(dict.fromkeys(found))}" for who, found in notes.items() if found]
+        lines = [f"{who}: {'; '.join(dict.fromkeys(found))}" for who, found in notes.items() if found]
+        return lines + [f"{name}: {note}" for name, pb in self.benchmarks.items() for note in pb.notes]
 
     def request(self, bench: str, model: str, prompt: PromptLike, **options: Any) -> ChatRequest:
         """The chat request for ``prompt`` under this benchmark's and model's settings (see :func:`build_request`)."""
@@ -229,6 +268,17 @@ class EvalPlan:
         definition = self.benchmarks[bench].benchmark
         prompt = definition.prompt(sample)
         return None if prompt is None else self.request(bench, model, prompt, **definition.request_options)
+
+
+def repeated(samples: list[Sample], repeats: int) -> list[Sample]:
+    """Each sample ``repeats`` times, as ``<id>@1`` ... ``<id>@<repeats>`` (metadata ``repeat``, ``repeat_of``)."""
+    import dataclasses
+
+    return [
+        dataclasses.replace(s, id=f"{s.id}@{r}", metadata={**s.metadata, "repeat": r, "repeat_of": s.id})
+        for s in samples
+        for r in range(1, repeats + 1)
+    ]
 
 
 def _relative(suite_path: Path, value: str) -> Path:
@@ -329,8 +379,6 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
             raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{key}: only valid with evaluator = ...")
     if entry.database is not None:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].database: only valid with evaluator = ...")
-    if entry.repeats != 1:
-        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].repeats: only valid with evaluator = ...")
     if entry.module:
         module = _import_module(path, i, entry)
     else:
@@ -365,6 +413,7 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
             f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} does not match the module's "
             f"Benchmark name {bench.name!r}"
         )
+    backend, notes = _backend(path, i, entry, bench)
     files = _data_files(path, i, entry)
     if not files:
         files = bench.default_files(module.__file__)
@@ -372,4 +421,35 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
             raise SuiteError(
                 f"invalid suite {path}:\n  benchmarks[{i}].data_files: {entry.name!r} needs local data files"
             )
-    return PlannedBenchmark(entry=entry, benchmark=bench, module=module, files=files)
+    return PlannedBenchmark(entry=entry, benchmark=bench, module=module, files=files, backend=backend, notes=notes)
+
+
+def _backend(path: Path, i: int, entry: BenchmarkEntry, bench: Benchmark) -> tuple[str, list[str]]:
+    """The backend a benchmark runs with, checked against what it supports and the agent keys set."""
+    where = f"invalid suite {path}:\n  benchmarks[{i}]"
+    backend = entry.backend_kind or bench.backends[0]
+    if backend not in bench.backends:
+        runs = " or ".join(repr(b) for b in bench.backends)
+        raise SuiteError(f"{where}.backend: {entry.name!r} cannot run as {backend!r} (it runs as {runs})")
+    notes: list[str] = []
+    if backend != "agent":
+        for key in ("tools", "max_turns"):
+            if key in entry.model_fields_set and getattr(entry, key):
+                raise SuiteError(f'{where}.{key}: only valid with backend = "agent"')
+        if entry.repeats != 1:
+            raise SuiteError(f'{where}.repeats: only valid with evaluator = ... or backend = "agent"')
+        return backend, notes
+    from pytest_jeval.agent.builtin import BUILTIN
+
+    for j, name in enumerate(entry.tools):
+        if name not in BUILTIN:
+            known = ", ".join(sorted(BUILTIN))
+            raise SuiteError(f"{where}.tools[{j}]: unknown tool {name!r}; the built-in tools are: {known}")
+    if len(set(entry.tools)) != len(entry.tools):
+        raise SuiteError(f"{where}.tools: a tool is named twice")
+    if entry.tools and bench.agent is not None and bench.agent.tools:
+        notes.append(f"defines its own tools; tools = {entry.tools!r} is not used")
+    spec_turns = bench.agent.max_turns if bench.agent is not None else None
+    if entry.max_turns and spec_turns is not None and entry.max_turns > spec_turns:
+        notes.append(f"runs at most {spec_turns} turns per episode (max_turns = {entry.max_turns} asked for more)")
+    return backend, notes

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from pytest_jeval._keys import plan_key, runtime_key
-from pytest_jeval.fixtures import benchmark_entry, jeval_model, judge, model, response, sample, score  # noqa: F401
+from pytest_jeval.fixtures import (  # noqa: F401
+    benchmark_entry,
+    episode,
+    jeval_model,
+    judge,
+    model,
+    response,
+    sample,
+    score,
+)
 
 # Heavy modules (pydantic, numpy, asyncio, openai) are imported inside the hooks, once
 # --jeval-config is given: installing the plugin must not slow down every other pytest run.

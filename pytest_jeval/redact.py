@@ -22,6 +22,7 @@ The module imports nothing heavy: xdist workers, the call helper and the CLI use
 from __future__ import annotations
 
 import collections
+import json
 import re
 import threading
 from collections.abc import Iterable
@@ -245,6 +246,24 @@ def redact_reply(reply: Reply, *extra: str | SecretStr | None) -> Reply:
     logprobs = reply.logprobs
     if logprobs is not None and any(redact_known(t.token, extra) != t.token for t in logprobs):
         logprobs = tuple(dataclasses.replace(t, token=redact_known(t.token, extra)) for t in logprobs)
-    if text == reply.text and logprobs is reply.logprobs:
+    calls = tuple(dataclasses.replace(c, arguments=redact_known(c.arguments, extra), name=redact_known(c.name, extra))
+                  for c in reply.tool_calls)
+    message = reply.message
+    if message is not None:
+        blob = json.dumps(message, ensure_ascii=False)
+        if redact_known(blob, extra) != blob:
+            message = {k: _redact_json(v, extra) for k, v in message.items()}
+    if text == reply.text and logprobs is reply.logprobs and calls == reply.tool_calls and message is reply.message:
         return reply
-    return dataclasses.replace(reply, text=text, logprobs=logprobs)
+    return dataclasses.replace(reply, text=text, logprobs=logprobs, tool_calls=calls, message=message)
+
+
+def _redact_json(value: Any, extra: tuple[str | SecretStr | None, ...]) -> Any:
+    """``value`` (JSON builtins) with known keys cut out of every string in it."""
+    if isinstance(value, str):
+        return redact_known(value, extra)
+    if isinstance(value, dict):
+        return {k: _redact_json(v, extra) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_json(v, extra) for v in value]
+    return value

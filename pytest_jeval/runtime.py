@@ -7,14 +7,18 @@ import concurrent.futures
 import dataclasses
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_jeval.agent.episode import Episode
 from pytest_jeval.engines.base import Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.plan import EvalPlan
 from pytest_jeval.runner.cache import ResponseCache
+
+if TYPE_CHECKING:
+    from pytest_jeval.agent.runner import EpisodeRunner
 from pytest_jeval.runner.scheduler import Call, CallScheduler, Scheduler, SchedulerStats
 from pytest_jeval.sample import Sample
 from pytest_jeval.score import Score
@@ -34,6 +38,8 @@ class ItemCase:
     error: str | None = None
     resumed: dict[str, Any] | None = None
     """The stored record when ``--jeval-resume`` skips this item."""
+    episode: Episode | None = None
+    """The agent episode of an agent benchmark's item, once it has run."""
 
 
 from pytest_jeval._keys import case_key  # noqa: E402  (re-exported for benchmark modules)
@@ -77,6 +83,8 @@ class Runtime:
         self._prefetched: dict[str, collections.deque[concurrent.futures.Future[Reply]]] = {}
         self._submitted: set[str] = set()
         self._endpoints: dict[tuple[str, bool], Endpoint] = {}
+        self._episodes: dict[tuple[str, str, str], concurrent.futures.Future[Episode]] = {}
+        self._episode_runner: EpisodeRunner | None = None
         self.prefetch_failed = 0
         """Items whose request could not be built ahead of time (each item then fails on its own)."""
         self.prefetch_errors: list[str] = []
@@ -142,6 +150,36 @@ class Runtime:
             self._endpoints[key] = self.plan.endpoint_for(entry, judge=judge)
         return self._endpoints[key]
 
+    def user_endpoint(self) -> Endpoint | None:
+        """The ``[user]`` model's endpoint (simulated users of agent tasks), or None without a ``[user]``."""
+        if self.plan.suite.user is None:
+            return None
+        key = ("\0user", True)
+        if key not in self._endpoints:
+            self._endpoints[key] = self.plan.endpoint_for(None, user=True)
+        return self._endpoints[key]
+
+    # -- agent episodes ----------------------------------------------------------------
+    def start_episode(self, bench: str, model: str, sample: Sample) -> concurrent.futures.Future[Episode]:
+        """The episode of one sample, started now unless it was started ahead."""
+        key = (bench, model, sample.id)
+        future = self._episodes.pop(key, None)
+        if future is not None:
+            return future
+        if self._episode_runner is None:
+            from pytest_jeval.agent.runner import EpisodeRunner
+
+            self._episode_runner = EpisodeRunner(self.plan)
+        scheduler = self.scheduler  # made here, on the pytest thread, never on the episodes' loop
+        user = self.user_endpoint() if self.plan.needs_user else None
+        return self._episode_runner.start(bench, model, sample, scheduler=scheduler, endpoint=self.endpoint(model),
+                                          user=(scheduler, user) if user is not None else None)
+
+    @property
+    def episodes_started(self) -> int:
+        """Agent episodes started in this process."""
+        return self._episode_runner.started if self._episode_runner is not None else 0
+
     def is_resumed(self, bench: str, model: str, record_id: str) -> dict[str, Any] | None:
         """The stored record of a sample that ``--jeval-resume`` skips, or None."""
         return self.resumed.get((bench, model), {}).get(record_id)
@@ -169,13 +207,26 @@ class Runtime:
         calls: list[Call] = []
         for item in window[start:]:
             self._submitted.add(item.nodeid)
-            if "response" not in getattr(item, "fixturenames", ()):
+            names = getattr(item, "fixturenames", ())
+            if "response" not in names and "episode" not in names:
                 continue
             case = case_for(item)
             if case is None:
                 continue
             bench, model, sample = case
             if self.is_resumed(bench, model, sample.id) is not None:
+                continue
+            if self.plan.benchmarks[bench].is_agent:
+                key = (bench, model, sample.id)
+                if key not in self._episodes:
+                    try:
+                        self._episodes[key] = self.start_episode(bench, model, sample)
+                    except Exception as exc:  # the item starts it again and fails on its own
+                        self.prefetch_failed += 1
+                        if len(self.prefetch_errors) < MAX_PREFETCH_ERRORS:
+                            self.prefetch_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}"[:500])
+                continue
+            if "response" not in names:
                 continue
             try:
                 endpoint = self.endpoint(model)
@@ -202,7 +253,8 @@ class Runtime:
         """How many of ``items`` will send their sample's prompt (not resumed, not from a plain test)."""
         count = 0
         for item in items:
-            if "response" not in getattr(item, "fixturenames", ()):
+            names = getattr(item, "fixturenames", ())
+            if "response" not in names and "episode" not in names:
                 continue
             if not self.resumed:  # the common case, kept cheap for 100,000 items
                 callspec = getattr(item, "callspec", None)
@@ -214,7 +266,9 @@ class Runtime:
         return count
 
     def close(self) -> None:
-        """Stop the scheduler; pending prefetches are cancelled."""
+        """Stop the episodes and the scheduler; pending prefetches are cancelled."""
+        if self._episode_runner is not None:
+            self._episode_runner.close()
         if self._scheduler is not None:
             self._scheduler.close()
 
@@ -280,6 +334,9 @@ class RuntimeHooks:
             targets.setdefault(runtime.endpoint(m), f"model {m!r}")
         if plan.suite.judge is not None:
             targets.setdefault(runtime.endpoint(plan.suite.judge.model, judge=True), "the judge")
+        user = runtime.user_endpoint() if plan.needs_user else None
+        if user is not None:
+            targets.setdefault(user, "the [user] model")
         reasons = preflight(list(targets))
         problems = [f"{who}: {reason}" for who, reason in zip(targets.values(), reasons) if reason is not None]
         if problems:
@@ -296,6 +353,17 @@ class RuntimeHooks:
         if is_dry(session.config):
             return
         self.runtime.expect(worker_share(session.config, self.runtime.count_calls(session.items)), exact=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
+        """A resumed agent item is not scored again (its environment state is gone): it keeps its stored verdict."""
+        case = pyfuncitem.stash.get(case_key, None)
+        if case is None or case.resumed is None or not self.runtime.plan.benchmarks[case.benchmark].is_agent:
+            return None
+        if case.resumed.get("is_correct") is True:
+            return True
+        pytest.fail(f"resumed: the stored record of {case.sample.id!r} is not correct "
+                    f"(is_correct = {case.resumed.get('is_correct')!r})", pytrace=False)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:

@@ -147,13 +147,11 @@ name = "quickstart"
 
 UNBUILT = [
     ("run", "warmup_samples = 2", "untimed warm-up calls"),
-    ("run", "max_turns = 8", "agent backends"),
     ("run", 'wandb_project = "evals"', "the Weights & Biases export"),
     ("run", 'wandb_tags = ["nightly"]', "the Weights & Biases export"),
     ("run", 'sheets_spreadsheet_id = "abc"', "the Google Sheets export"),
     ("run", 'sheets_worksheet = "Other"', "the Google Sheets export"),
-    ("benchmarks", 'agent = "jarvis-agent"', "agent backends"),
-    ("benchmarks", 'tools = ["calculator"]', "agent backends"),
+    ("benchmarks", 'agent = "orchestrator"', "named agents are not implemented"),
 ]
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
-from pytest_jeval.engines.base import EndpointError, Messages, Reply, TokenLogprob
+from pytest_jeval.engines.base import EndpointError, Message, Messages, Reply, TokenLogprob, ToolCall
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -80,6 +80,12 @@ class ChatRequest:
     """Other request parameters (top_p, stop, seed, ...), as sorted pairs."""
     nonce: int = 0
     """Distinguishes deliberate repeats of the same request (part of the cache key only)."""
+    tools: Messages | None = None
+    """The functions the model may call (OpenAI ``tools`` entries); None sends no ``tools``."""
+    tool_choice: str | dict[str, Any] | None = None
+    """``auto``, ``required``, ``none`` or a named function; None leaves it to the server."""
+    parallel_tool_calls: bool | None = None
+    """Sent when not None (and only with ``tools``)."""
 
     def params(self) -> dict[str, Any]:
         """Keyword arguments for ``chat.completions.create``."""
@@ -91,12 +97,21 @@ class ChatRequest:
             kwargs["logprobs"] = True
             if self.top_logprobs:
                 kwargs["top_logprobs"] = self.top_logprobs
+        if self.tools:
+            kwargs["tools"] = self.tools
+            if self.tool_choice is not None:
+                kwargs["tool_choice"] = self.tool_choice
+            if self.parallel_tool_calls is not None:
+                kwargs["parallel_tool_calls"] = self.parallel_tool_calls
         kwargs.update(dict(self.extra))
         return kwargs
 
     def sent(self) -> dict[str, Any]:
-        """The generation settings this request sends (its parameters but the model and messages)."""
-        out = {k: v for k, v in self.params().items() if k not in ("model", "messages")}
+        """The generation settings this request sends (its parameters but the model, messages and tools;
+        the tools are named)."""
+        out = {k: v for k, v in self.params().items() if k not in ("model", "messages", "tools")}
+        if self.tools:
+            out["tools"] = [str((t.get("function") or {}).get("name", "")) for t in self.tools]
         if self.stream:
             out["stream"] = True
         return out
@@ -263,6 +278,53 @@ def _error_text(error: Any) -> str:
     return _excerpt(error, 300)
 
 
+def parse_tool_calls(raw: Any, endpoint: Endpoint) -> tuple[ToolCall, ...]:
+    """The ``tool_calls`` of an assistant message, or :class:`EndpointError` when they are not tool calls.
+
+    Arguments sent as a JSON object instead of a string (some servers do) are kept as
+    compact JSON text; a call without an id gets ``call_<index>``.
+    """
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise EndpointError(f"{endpoint.label} returned tool_calls that are not a list ({_excerpt(raw)})")
+    calls = []
+    for i, entry in enumerate(raw):
+        function = entry.get("function") if isinstance(entry, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            raise EndpointError(f"{endpoint.label} returned a tool call without a function name ({_excerpt(entry)})")
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if arguments is None:
+            arguments = ""
+        elif not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        call_id = entry.get("id") if isinstance(entry, dict) else None
+        calls.append(ToolCall(id=call_id if isinstance(call_id, str) and call_id else f"call_{i}",
+                              name=name, arguments=arguments))
+    return tuple(calls)
+
+
+#: Assistant-message keys that are sent back on the next turn (the rest of what a server
+#: returns, such as ``annotations`` or ``audio``, is response-only).
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "name", "refusal", "reasoning_content", "reasoning",
+                 "reasoning_details", "thinking")
+
+
+def returned_message(message: dict[str, Any], calls: tuple[ToolCall, ...]) -> Message:
+    """The assistant message to send back: the endpoint's keys that matter, with the calls as parsed."""
+    out: Message = {k: message[k] for k in _MESSAGE_KEYS if message.get(k) is not None}
+    out["role"] = "assistant"
+    out.setdefault("content", None)
+    if calls:
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls
+        ]
+    else:
+        out.pop("tool_calls", None)
+    return out
+
+
 def answer_text(content: Any, finish_reason: Any, *, tool_calls: Any, refusal: Any, request: ChatRequest) -> str:
     """The message content as text, or :class:`EndpointError` saying why the reply holds no answer.
 
@@ -330,8 +392,9 @@ def _completion_reply(content: bytes, endpoint: Endpoint, request: ChatRequest, 
     if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
         raise EndpointError(f"{endpoint.label} returned a choice without a message")
     message = choice["message"]
+    calls = parse_tool_calls(message.get("tool_calls"), endpoint)
     try:
-        text = answer_text(message.get("content"), choice.get("finish_reason"), tool_calls=message.get("tool_calls"),
+        text = answer_text(message.get("content"), choice.get("finish_reason"), tool_calls=calls,
                            refusal=message.get("refusal"), request=request)
     except EndpointError as exc:
         raise EndpointError(f"{endpoint.label}: {exc}") from None
@@ -349,6 +412,8 @@ def _completion_reply(content: bytes, endpoint: Endpoint, request: ChatRequest, 
         attempts=attempts,
         started_at=started,
         ended_at=ended,
+        tool_calls=calls,
+        message=returned_message(message, calls) if request.tools else None,
     )
 
 
@@ -381,7 +446,8 @@ async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatReq
         finish_reason = None
         usage = None
         model = request.model
-        tool_calls = False
+        pieces: dict[int, dict[str, Any]] = {}
+        extras: dict[str, list[str]] = {}
         async for chunk in stream:
             chunks += 1
             model = chunk.model or model
@@ -395,8 +461,12 @@ async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatReq
                     if ttft is None:
                         ttft = time.monotonic() - started
                     parts.append(delta.content)
-                if delta and getattr(delta, "tool_calls", None):
-                    tool_calls = True
+                for piece in (getattr(delta, "tool_calls", None) or ()) if delta else ():
+                    _add_tool_call_delta(pieces, piece)
+                for key in ("reasoning_content", "reasoning"):
+                    extra = getattr(delta, key, None) if delta else None
+                    if isinstance(extra, str) and extra:
+                        extras.setdefault(key, []).append(extra)
                 if choice.logprobs and choice.logprobs.content:
                     logprobs.extend(_logprobs(choice.logprobs.content) or ())
                 if choice.finish_reason:
@@ -404,7 +474,8 @@ async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatReq
         ended = time.monotonic()
         if chunks == 0:
             raise EndpointError("the stream ended without a single chunk")
-        text = answer_text("".join(parts), finish_reason, tool_calls=tool_calls, refusal=None, request=request)
+        calls = parse_tool_calls([pieces[i] for i in sorted(pieces)] or None, endpoint)
+        text = answer_text("".join(parts), finish_reason, tool_calls=calls, refusal=None, request=request)
     except EndpointError as exc:  # a streamed reply that holds no answer
         raise EndpointError(f"{endpoint.label}: {exc}") from None
     finally:
@@ -422,7 +493,25 @@ async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatReq
         logprobs=tuple(logprobs) if logprobs else None,
         started_at=started,
         ended_at=ended,
+        tool_calls=calls,
+        message=returned_message({"content": text or None, **{k: "".join(v) for k, v in extras.items()}}, calls)
+        if request.tools else None,
     )
+
+
+def _add_tool_call_delta(pieces: dict[int, dict[str, Any]], delta: Any) -> None:
+    """Merge one streamed tool-call delta into the calls assembled so far (keyed by ``index``)."""
+    index = getattr(delta, "index", None)
+    index = index if isinstance(index, int) else len(pieces)
+    call = pieces.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+    if getattr(delta, "id", None):
+        call["id"] = delta.id
+    function = getattr(delta, "function", None)
+    if function is not None:
+        if getattr(function, "name", None):
+            call["function"]["name"] += function.name
+        if getattr(function, "arguments", None):
+            call["function"]["arguments"] += function.arguments
 
 
 async def preflight(client: AsyncOpenAI, endpoint: Endpoint) -> str | None:

@@ -17,7 +17,7 @@ import dataclasses
 import re
 from typing import Any, Literal
 
-from pytest_jeval.engines.base import PromptLike, as_messages
+from pytest_jeval.engines.base import Messages, PromptLike, as_messages
 from pytest_jeval.engines.openai_compat import ChatRequest
 
 TokenParam = Literal["max_tokens", "max_completion_tokens"]
@@ -130,6 +130,9 @@ def build_request(
     logprobs: bool = False,
     top_logprobs: int | None = None,
     nonce: int = 0,
+    tools: Messages | None = None,
+    tool_choice: str | dict[str, Any] | None = None,
+    parallel_tool_calls: bool | None = None,
     **extra: Any,
 ) -> ChatRequest:
     """The :class:`ChatRequest` for ``prompt`` under ``settings``, with per-call options.
@@ -137,7 +140,9 @@ def build_request(
     ``temperature`` and ``max_tokens`` override the settings for this call (a
     temperature is left out where the model accepts only its default); any other
     keyword (``stop``, ``top_p``, ``seed``, ...) is sent as a request parameter, except those
-    the model refuses (:attr:`RequestSettings.unsupported`), which are left out.
+    the model refuses (:attr:`RequestSettings.unsupported`), which are left out. ``tools``
+    (OpenAI function entries), ``tool_choice`` and ``parallel_tool_calls`` make an agent turn;
+    the system prompt is added only to a conversation that has none.
     """
     if settings.unsupported:
         if "logprobs" in settings.unsupported:
@@ -158,4 +163,7 @@ def build_request(
         stream=settings.stream and not logprobs,
         extra=tuple(sorted(extra.items())),
         nonce=nonce,
+        tools=list(tools) if tools else None,
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
     )

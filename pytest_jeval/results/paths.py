@@ -34,11 +34,13 @@ __all__ = [
     "rescored_path",
     "results_stem",
     "summary_path",
+    "trajectories_path",
 ]
 
 AGGREGATE_NAME = "summary.json"
 LOCK_NAME = ".jeval.lock"
 SUMMARY_SUFFIX = ".summary.json"
+TRAJECTORIES_SUFFIX = ".trajectories.jsonl"
 _MAX_NAME_BYTES = 255  # one path component on Linux, macOS and Windows file systems
 
 _UNSAFE = re.compile(r"[^\w.-]+")
@@ -66,6 +68,11 @@ def summary_path(jsonl: Path) -> Path:
     return jsonl.with_name(jsonl.name + SUMMARY_SUFFIX)
 
 
+def trajectories_path(jsonl: Path) -> Path:
+    """``{jsonl}.trajectories.jsonl``, the agent trajectories written beside a JSONL file."""
+    return jsonl.with_name(jsonl.name + TRAJECTORIES_SUFFIX)
+
+
 def aggregate_path(output_dir: Path) -> Path:
     """``{output_dir}/summary.json``."""
     return output_dir / AGGREGATE_NAME
@@ -73,7 +80,7 @@ def aggregate_path(output_dir: Path) -> Path:
 
 def jsonl_files(directory: Path) -> list[Path]:
     """Every ``*.jsonl`` file of a results directory, sorted by name."""
-    return sorted(directory.glob("*.jsonl"))
+    return sorted(p for p in directory.glob("*.jsonl") if not p.name.endswith(TRAJECTORIES_SUFFIX))
 
 
 def rescored_path(jsonl: Path, scorer: str) -> Path:
@@ -110,7 +117,7 @@ def colliding_pairs(benchmarks: Sequence[str], models: Sequence[str]) -> list[st
     for bi, bench in enumerate(benchmarks):
         for mi, model in enumerate(models):
             stem = results_stem(bench, model)
-            longest = f"{stem}.jsonl{SUMMARY_SUFFIX}"
+            longest = f"{stem}.jsonl{max(SUMMARY_SUFFIX, TRAJECTORIES_SUFFIX, key=len)}"
             if len(longest.encode("utf-8")) > _MAX_NAME_BYTES:
                 problems.append(f"benchmarks[{bi}] {bench!r} with models[{mi}] {model!r}: the file name "
                                 f"{longest!r} is longer than {_MAX_NAME_BYTES} bytes")

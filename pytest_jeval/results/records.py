@@ -58,6 +58,9 @@ EXTRA_FIELDS = (
     "judge_cost_usd",
     "call_windows",
     "request",
+    "turn_count",
+    "tool_calls",
+    "agent",
 )
 
 
@@ -143,6 +146,9 @@ class Record(TypedDict):
     judge_cost_usd: float | None
     call_windows: list[list[float]] | None
     request: dict[str, Any] | None
+    turn_count: int | None
+    tool_calls: int | None
+    agent: dict[str, Any] | None
 
 
 def score_fields(score: Score, *, expected: Any) -> dict[str, Any]:
@@ -264,4 +270,32 @@ def build_record(
     record.update(efficiency_fields(replies, prompt=usage["prompt_tokens"], completion=usage["completion_tokens"],
                                     model_entry=model_entry))
     record.update(verdict_fields(case.score, expected=case.sample.target, error=case.error, failure=failure))
+    record.update(agent_fields(case))
     return cast(Record, clean_record({k: _plain(v) for k, v in record.items()}, notes))
+
+
+def agent_fields(case: ItemCase) -> dict[str, Any]:
+    """``turn_count``, ``tool_calls`` (a count) and ``agent`` (stop reason, turns, tool calls and errors,
+    tokens, wall and tool seconds) of an agent item; all None for a direct one."""
+    ep = case.episode
+    if ep is None:
+        return {"turn_count": None, "tool_calls": None, "agent": None}
+    agent = ep.summary()
+    repeat = case.sample.metadata.get("repeat")
+    if repeat is not None:
+        agent["repeat"] = repeat
+        agent["repeat_of"] = case.sample.metadata.get("repeat_of")
+    return {"turn_count": ep.turns, "tool_calls": len(ep.tool_calls), "agent": agent}
+
+
+def trajectory(case: ItemCase) -> dict[str, Any] | None:
+    """The full trajectory of an agent item (its messages and every tool call), keyed by ``record_id``;
+    keys are cut out of it. None for a direct item."""
+    if case.episode is None:
+        return None
+    from pytest_jeval.redact import redact_value
+
+    out = {"record_id": case.sample.id, "benchmark": case.benchmark, "model": case.model,
+           **case.episode.trajectory()}
+    plain: dict[str, Any] = redact_value(_plain(out), patterns=False)
+    return plain

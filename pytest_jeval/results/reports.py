@@ -83,6 +83,7 @@ class RecordHooks:
             report.jeval_resumed = True  # type: ignore[attr-defined]
         else:
             record = self._build(item, case, report, call)
+            self._trajectory(item, case, report, record)
         report.jeval_record = record  # type: ignore[attr-defined]
         from pytest_jeval.notices import junit_properties_key
 
@@ -90,6 +91,20 @@ class RecordHooks:
             for name in ("record_id", "benchmark", "model", "score", "latency_seconds"):
                 item.user_properties.append((name if name != "latency_seconds" else "latency", record.get(name)))
         return report
+
+    @staticmethod
+    def _trajectory(item: pytest.Item, case: Any, report: pytest.TestReport, record: dict[str, Any]) -> None:
+        """An agent item's trajectory: in the record (``inline``), on the report for the sidecar file, or dropped."""
+        from pytest_jeval.results.records import trajectory
+
+        mode = item.config.stash[plan_key].suite.run.trajectories
+        if mode == "off" or case.episode is None:
+            return
+        found = trajectory(case)
+        if mode == "inline" and found is not None:
+            record["trajectory"] = {k: v for k, v in found.items() if k not in ("record_id", "benchmark", "model")}
+        else:
+            report.jeval_trajectory = found  # type: ignore[attr-defined]
 
     @staticmethod
     def _build(item: pytest.Item, case: Any, report: pytest.TestReport, call: pytest.CallInfo[None]) -> dict[str, Any]:
@@ -104,7 +119,8 @@ class RecordHooks:
         judge_cfg = plan.suite.judge
         judge_name = (plan.benchmarks[case.benchmark].entry.judge_model or judge_cfg.model) if judge_cfg else None
         record = cast("dict[str, Any]", build_record(case, failure=failure, model_entry=plan.models[case.model],
-                                                     judge_model=judge_name, judge_prices=judge_cfg))
+                                                     judge_model=judge_name, judge_prices=judge_cfg,
+                                                     backend=plan.benchmarks[case.benchmark].backend))
         hook = item.config.hook.pytest_jeval_update_record
         if not hook.get_hookimpls():  # the common case: no copy
             return record

@@ -148,11 +148,59 @@ def summarize(
     power = summary["power_stats"]["mean"] if summary["power_stats"] else None
     summary["ipw"] = summary_ipw(summary["accuracy"], power)
     summary["ipj"] = summary_ipj(summary["accuracy"], summary["total_energy_joules"])
+    agent = agent_summary(records)
+    if agent is not None:
+        summary["agent"] = agent
+        summary.update({"mean_turns": agent["mean_turns"], "tool_calls_per_episode": agent["tool_calls_per_episode"],
+                        "stop_reasons": agent["stop_reasons"], "tool_error_rate": agent["tool_error_rate"]})
+        if agent.get("pass_hat_k") is not None:
+            summary["pass_hat_k"] = agent["pass_hat_k"]
     if any("case_kind" in r for r in records):
         from pytest_jeval.judge_bench.summary import judge_metrics
 
         summary.update(judge_metrics(records))
     return summary
+
+
+def agent_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Mean turns, tool calls per episode, the stop-reason counts and the tool error rate of the
+    agent records (and pass^k over repeats); None when no record is an agent episode."""
+    episodes = [r["agent"] for r in records if isinstance(r.get("agent"), dict)]
+    if not episodes:
+        return None
+    calls = sum(int(e.get("tool_calls") or 0) for e in episodes)
+    errors = sum(int(e.get("tool_errors") or 0) for e in episodes)
+    reasons: dict[str, int] = {}
+    for e in episodes:
+        reason = str(e.get("stop_reason"))
+        reasons[reason] = reasons.get(reason, 0) + 1
+    return {
+        "episodes": len(episodes),
+        "mean_turns": sum(int(e.get("turns") or 0) for e in episodes) / len(episodes),
+        "tool_calls_per_episode": calls / len(episodes),
+        "stop_reasons": dict(sorted(reasons.items())),
+        "tool_error_rate": errors / calls if calls else None,
+        "pass_hat_k": pass_hat_k(records),
+    }
+
+
+def pass_hat_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
+    """tau-bench's pass^k for k = 1..n over samples run n times (``repeats``): the mean over tasks
+    of C(c, k) / C(n, k), c the task's correct runs. Errored runs count as not passed.
+    None when no record is a repeat."""
+    groups: dict[str, list[bool]] = {}
+    for r in records:
+        agent = r.get("agent")
+        if isinstance(agent, dict) and agent.get("repeat_of") is not None:
+            groups.setdefault(str(agent["repeat_of"]), []).append(r.get("is_correct") is True)
+    if not groups:
+        return None
+    n = min(len(runs) for runs in groups.values())
+    out: dict[str, float] = {}
+    for k in range(1, n + 1):
+        values = [math.comb(sum(runs), k) / math.comb(len(runs), k) for runs in groups.values()]
+        out[str(k)] = sum(values) / len(values)
+    return out
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:

@@ -30,7 +30,7 @@ from pytest_jeval.results.files import make_dir, read_bytes, write_atomic
 from pytest_jeval.results.gates import GateResult, evaluate_gates, has_gates
 from pytest_jeval.results.jsonl import JsonlAppender, ResultsWriteError, read_jsonl
 from pytest_jeval.results.lock import LockedError, RunLock
-from pytest_jeval.results.paths import aggregate_path, jsonl_path, summary_path
+from pytest_jeval.results.paths import aggregate_path, jsonl_path, summary_path, trajectories_path
 from pytest_jeval.results.resume import read_resumed
 from pytest_jeval.results.sanitize import json_line
 from pytest_jeval.results.summary import summarize, write_summary
@@ -196,6 +196,9 @@ class ResultsWriter:
         pair = (str(record["benchmark"]), str(record["model"]))
         self._touched.add(pair)
         if not getattr(report, "jeval_resumed", False):
+            trajectory: dict[str, Any] | None = getattr(report, "jeval_trajectory", None)
+            if trajectory is not None:  # before its record: a kill between the two leaves no record without one
+                self._append(pair, trajectory, sidecar=True)
             self._append(pair, record)
 
     def _crashed(self, report: pytest.TestReport) -> None:
@@ -207,11 +210,13 @@ class ResultsWriter:
         self._touched.add(pair)
         self._append(pair, _crash_record(self.plan, case, f"worker crashed: {report.longrepr}"))
 
-    def _append(self, pair: Pair, record: dict[str, Any]) -> None:
+    def _append(self, pair: Pair, record: dict[str, Any], *, sidecar: bool = False) -> None:
         if self.write_error is not None:
-            self.lost_records += 1
+            self.lost_records += 0 if sidecar else 1
             return
         path = jsonl_path(self.plan.output_dir, *pair)
+        if sidecar:
+            path = trajectories_path(path)
         log = self._logs.get(path)
         if log is None:
             log = self._logs[path] = JsonlAppender(path)
@@ -228,6 +233,8 @@ class ResultsWriter:
         if log.repaired:
             self.notes.append(log.repaired)
             log.repaired = None
+        if sidecar:
+            return
         self._fresh.setdefault(path, set()).add(str(record["record_id"]))
         self.written += 1
 
@@ -353,6 +360,7 @@ class ResultsWriter:
                     continue
                 if rewrite:
                     self._write(path, b"".join(json_line(r) for r in records.values()))
+                self._compact_trajectories(path, records)
                 values = list(records.values())
                 summary = summarize(
                     values,
@@ -383,6 +391,23 @@ class ResultsWriter:
         if self.telemetry is not None:
             aggregate["telemetry"] = self.telemetry.summary()
         return aggregate
+
+    def _compact_trajectories(self, path: Path, records: dict[str, dict[str, Any]]) -> None:
+        """Keep one trajectory per stored record (the newest), in the records' order; drop those of dropped records."""
+        sidecar = trajectories_path(path)
+        try:
+            content = read_jsonl(sidecar)
+        except OSError as exc:
+            self.notes.append(f"{sidecar.name} could not be read back ({exc.strerror or exc}); it was left as it is")
+            return
+        if not content.records and not content.unreadable:
+            return
+        kept = [content.records[rid] for rid in records if rid in content.records]
+        if content.unreadable:
+            self.notes.append(f"{sidecar.name}: dropped {content.unreadable} unreadable line(s)")
+        if content.compact and len(kept) == len(content.records):
+            return
+        self._write(sidecar, b"".join(json_line(t) for t in kept))
 
     def write_aggregate(self, aggregate: dict[str, Any]) -> None:
         """Write ``summary.json`` (a failure is noted, not raised)."""

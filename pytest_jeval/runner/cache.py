@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_jeval.engines.base import Reply, TokenLogprob
+from pytest_jeval.engines.base import Reply, TokenLogprob, ToolCall
 from pytest_jeval.results.files import make_dir, write_atomic
 
 _FORMAT = 1
@@ -57,6 +57,8 @@ class ResponseCache:
             if logprobs is None
             else tuple(TokenLogprob(t, lp, tuple((a, b) for a, b in top)) for t, lp, top in logprobs),
             cached=True,
+            tool_calls=tuple(ToolCall(i, n, a) for i, n, a in data.get("tool_calls") or ()),
+            message=data.get("message"),
         )
 
     def put(self, key: str, reply: Reply) -> None:
@@ -76,5 +78,9 @@ class ResponseCache:
             if reply.logprobs is None
             else [[t.token, t.logprob, [list(a) for a in t.top]] for t in reply.logprobs],
         }
+        if reply.tool_calls:
+            data["tool_calls"] = [[c.id, c.name, c.arguments] for c in reply.tool_calls]
+        if reply.message is not None:
+            data["message"] = reply.message
         # ASCII JSON: a reply holding a lone surrogate stores (and reads back) as it came
         write_atomic(path, json.dumps(data).encode("ascii"), durable=False)

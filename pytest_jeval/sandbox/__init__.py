@@ -10,6 +10,7 @@ from ._humaneval import build_humaneval_program, check_humaneval, execution_reas
 from ._isolation import current_plan
 from ._runner import ExecResult, SandboxError, run_harness, run_many, run_python
 from ._values import NotPlainValue, decode_value, encode_value
+from ._workspace import run_in_workspace
 
 
 def isolation() -> list[str]:
@@ -28,6 +29,7 @@ __all__ = [
     "execution_reason",
     "isolation",
     "run_harness",
+    "run_in_workspace",
     "run_many",
     "run_python",
     "score_execution",

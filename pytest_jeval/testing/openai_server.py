@@ -53,7 +53,14 @@ content into word tokens that keep their leading whitespace (:func:`split_tokens
 
 Run as a script it serves until SIGTERM/SIGINT (see :func:`main`)::
 
-    python -m pytest_jeval.testing.openai_server --port 0 --latency 0.2 --slots 64
+    python -m pytest_jeval.testing.openai_server --port 0 --latency 0.2 --slots 64 --tool-turns 4
+
+Tool calls: an :class:`Answer` with ``tool_calls`` (:class:`ToolCallSpec`, or :func:`tool_answer`)
+sends ``message.tool_calls`` (content null when empty, ``finish_reason`` ``"tool_calls"``), streamed
+as OpenAI streams them. :func:`script_responder` plays a script per conversation (chosen by its
+first user message) and per step (the number of assistant messages so far). ``strict_tools=True``
+(the default) refuses, like real providers, malformed ``tools`` and conversations whose tool calls
+and ``role=tool`` messages do not pair up (:func:`tool_rejection`).
 """
 
 from __future__ import annotations
@@ -88,13 +95,21 @@ __all__ = [
     "Raw",
     "Responder",
     "ResponderResult",
+    "ToolCallSpec",
+    "assistant_turns",
     "body_hash",
     "count_tokens",
     "default_responder",
+    "first_user_message",
     "lookup_responder",
     "main",
     "reasoning_rejection",
+    "script_responder",
     "split_tokens",
+    "tool_answer",
+    "tool_call_id",
+    "tool_rejection",
+    "tool_turns_responder",
 ]
 
 FaultKind = Literal["429", "500", "503", "hang", "drop"]
@@ -106,6 +121,26 @@ HOST = "127.0.0.1"
 
 _SHUTDOWN_GRACE_SECONDS = 0.5
 """How long stop() lets in-progress requests finish before cancelling them."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolCallSpec:
+    """One function call an :class:`Answer` makes, as the server sends it in ``message.tool_calls``."""
+
+    name: str
+    """``function.name``, sent as given (a name the request's ``tools`` lack is allowed: models do that)."""
+    arguments: str | Mapping[str, Any] = "{}"
+    """``function.arguments``: a mapping is sent as compact JSON (keys in their order); a string is sent
+    exactly as it is, so malformed JSON can be sent."""
+    id: str | None = None
+    """The call's id; None gives the deterministic :func:`tool_call_id`."""
+
+    @property
+    def arguments_text(self) -> str:
+        """The ``function.arguments`` string that is sent."""
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments), separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,8 +158,8 @@ class Answer:
     and no alternatives. For streaming the tokens should join to ``content``;
     when they do not, the content and all logprobs are sent in a single chunk.
     """
-    finish_reason: str = "stop"
-    """``choices[0].finish_reason``."""
+    finish_reason: str | None = None
+    """``choices[0].finish_reason``; None sends ``"tool_calls"`` when there are :attr:`tool_calls`, else ``"stop"``."""
     prompt_tokens: int | float | str | None = None
     """Overrides the computed ``usage.prompt_tokens`` (sent as given: an odd value such as
     ``"12"``, ``-3`` or ``float("nan")`` tests how a client copes)."""
@@ -137,6 +172,16 @@ class Answer:
     endless: bool = False
     """Never finish: a stream sends a content chunk every ``byte_interval`` seconds (0.1 when
     unset) and no ``[DONE]``; a plain reply sends its headers, then a space at that pace."""
+    tool_calls: tuple[ToolCallSpec, ...] = ()
+    """Function calls sent in ``message.tool_calls`` (streamed as OpenAI streams them). With calls and
+    an empty :attr:`content`, ``message.content`` is null."""
+
+    @property
+    def sent_finish_reason(self) -> str:
+        """The ``finish_reason`` that is sent (see :attr:`finish_reason`)."""
+        if self.finish_reason is not None:
+            return self.finish_reason
+        return "tool_calls" if self.tool_calls else "stop"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,6 +297,34 @@ def last_user_message(body: Mapping[str, Any]) -> str:
     return ""
 
 
+def first_user_message(body: Mapping[str, Any]) -> str:
+    """The text of the first ``role == "user"`` message of a chat request ('' if none)."""
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for message in messages:
+            if isinstance(message, Mapping) and message.get("role") == "user":
+                return message_text(message.get("content"))
+    return ""
+
+
+def assistant_turns(body: Mapping[str, Any]) -> int:
+    """How many ``role == "assistant"`` messages a chat request holds: the step of a scripted conversation."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return 0
+    return sum(1 for m in messages if isinstance(m, Mapping) and m.get("role") == "assistant")
+
+
+def tool_call_id(name: str, arguments: str, step: int, index: int) -> str:
+    """The default id of a tool call: ``call_<step>_<index>_<8 hex of sha256(name + arguments)>``.
+
+    ``step`` is :func:`assistant_turns` of the request answered and ``index`` the call's
+    position in the answer, so ids are deterministic and unique within a conversation.
+    """
+    digest = hashlib.sha256((name + arguments).encode("utf-8")).hexdigest()[:8]
+    return f"call_{step}_{index}_{digest}"
+
+
 def _prompt_text(body: Mapping[str, Any]) -> str:
     messages = body.get("messages")
     if not isinstance(messages, list):
@@ -303,6 +376,139 @@ def reasoning_rejection(body: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+TOOL_NAME_RE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""What a function name in ``tools`` must match (in full), as the OpenAI API requires."""
+
+
+def _invalid(message: str, param: str | None, code: str | None = None) -> dict[str, Any]:
+    return _error_json(message, "invalid_request_error", code, param)
+
+
+def _tools_rejection(tools: Any) -> dict[str, Any] | None:
+    """The error body for a malformed ``tools`` parameter, else None."""
+    if not isinstance(tools, list):
+        kind = "an object" if isinstance(tools, Mapping) else f"a {type(tools).__name__} value"
+        return _invalid(f"Invalid type for 'tools': expected an array, but got {kind} instead.",
+                        "tools", "invalid_type")
+    if not tools:
+        return _invalid("Invalid 'tools': empty array. Expected an array with minimum length 1, "
+                        "but got an empty array instead.", "tools", "empty_array")
+    for i, tool in enumerate(tools):
+        where = f"tools[{i}]"
+        if not isinstance(tool, Mapping):
+            return _invalid(f"Invalid type for '{where}': expected an object, but got "
+                            f"a {type(tool).__name__} value instead.", where, "invalid_type")
+        if "type" not in tool:
+            return _invalid(f"Missing required parameter: '{where}.type'.", f"{where}.type",
+                            "missing_required_parameter")
+        if tool["type"] != "function":
+            return _invalid(f"Invalid value: {json.dumps(tool['type'])}. Supported values are: 'function'.",
+                            f"{where}.type", "invalid_value")
+        function = tool.get("function")
+        if function is None:
+            return _invalid(f"Missing required parameter: '{where}.function'.", f"{where}.function",
+                            "missing_required_parameter")
+        if not isinstance(function, Mapping):
+            return _invalid(f"Invalid type for '{where}.function': expected an object, but got "
+                            f"a {type(function).__name__} value instead.", f"{where}.function", "invalid_type")
+        name = function.get("name")
+        param = f"{where}.function.name"
+        if name is None:
+            return _invalid(f"Missing required parameter: '{param}'.", param, "missing_required_parameter")
+        if not isinstance(name, str):
+            return _invalid(f"Invalid type for '{param}': expected a string, but got "
+                            f"a {type(name).__name__} value instead.", param, "invalid_type")
+        if name == "":
+            return _invalid(f"Invalid '{param}': empty string. Expected a string with minimum length 1, "
+                            "but got an empty string instead.", param, "empty_string")
+        if len(name) > 64:
+            return _invalid(f"Invalid '{param}': string too long. Expected a string with maximum length 64, "
+                            f"but got a string with length {len(name)} instead.", param, "string_above_max_length")
+        if TOOL_NAME_RE.fullmatch(name) is None:
+            return _invalid(f"Invalid '{param}': string does not match pattern. "
+                            "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", param, "invalid_value")
+    return None
+
+
+def _unanswered(ids: Sequence[str], index: int) -> dict[str, Any]:
+    return _invalid(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+        f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(ids)}",
+        f"messages.[{index}].role",
+    )
+
+
+def tool_rejection(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The HTTP 400 error body a strict provider sends for a request's tool use, else None.
+
+    Checked in this order (the first failure is answered):
+
+    1. ``tools``, when given, is a non-empty array of ``{"type": "function", "function":
+       {"name": ...}}`` whose names match ``^[a-zA-Z0-9_-]{1,64}$``.
+    2. Walking ``messages``: an assistant message's ``tool_calls`` must be a non-empty array; a
+       ``role == "tool"`` message must have a ``tool_call_id`` that names a call of the assistant
+       message just before the run of tool messages it belongs to; and every call of an assistant
+       message must be answered by such a tool message before the next non-tool message (or the
+       end of the conversation).
+    3. A conversation that holds tool calls or tool messages needs ``tools`` in the request.
+
+    Messages and ``param`` values follow the OpenAI API's (``messages.[N].role`` points at the
+    message where the rule broke); the text for rule 3 is the server's own.
+    """
+    if body.get("tools") is not None:
+        rejection = _tools_rejection(body["tools"])
+        if rejection is not None:
+            return rejection
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+    open_ids: list[str] | None = None  # the calls of the assistant message being answered
+    open_at = 0
+    answered: set[str] = set()
+    first_tool_use: int | None = None
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            continue
+        role = message.get("role")
+        if role == "tool":
+            if first_tool_use is None:
+                first_tool_use = i
+            call_id = message.get("tool_call_id")
+            if call_id is None:
+                return _invalid("Missing parameter 'tool_call_id': messages with role 'tool' must have a "
+                                "'tool_call_id'.", f"messages.[{i}].tool_call_id")
+            if open_ids is None or call_id not in open_ids:
+                return _invalid("Invalid parameter: messages with role 'tool' must be a response to a "
+                                "preceeding message with 'tool_calls'.", f"messages.[{i}].role")
+            answered.add(call_id)
+            continue
+        if open_ids is not None:
+            missing = [c for c in open_ids if c not in answered]
+            if missing:
+                return _unanswered(missing, i)
+        open_ids = None
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls is None:
+            continue
+        if not isinstance(calls, list) or not calls:
+            what = "empty array" if isinstance(calls, list) else "expected an array"
+            return _invalid(f"Invalid 'messages[{i}].tool_calls': {what}.", f"messages.[{i}].tool_calls",
+                            "empty_array" if isinstance(calls, list) else "invalid_type")
+        if first_tool_use is None:
+            first_tool_use = i
+        open_ids = [str(c.get("id")) for c in calls if isinstance(c, Mapping)]
+        open_at = i
+        answered = set()
+    if open_ids is not None:
+        missing = [c for c in open_ids if c not in answered]
+        if missing:
+            return _unanswered(missing, open_at)
+    if first_tool_use is not None and body.get("tools") is None:
+        return _invalid(f"Invalid parameter: 'tools' is required when messages hold tool calls or messages "
+                        f"with role 'tool' (messages.[{first_tool_use}]).", "tools")
+    return None
+
+
 def _unit_interval(*parts: object) -> float:
     """A deterministic number in [0, 1) from the SHA-256 of ``parts``."""
     digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode("utf-8")).digest()
@@ -331,6 +537,75 @@ def lookup_responder(table: Mapping[str, str], default: str = "") -> Callable[[d
             if key in text:
                 return value
         return default
+
+    return respond
+
+
+def tool_answer(*calls: ToolCallSpec, text: str = "") -> Answer:
+    """An :class:`Answer` that makes ``calls`` (content ``text``, null when empty)."""
+    return Answer(text, tool_calls=tuple(calls))
+
+
+ScriptStep = str | Answer | Fault | Raw
+"""One step of a :func:`script_responder` script."""
+
+
+def script_responder(
+    scripts: Mapping[str, Sequence[ScriptStep]], default: str | Answer = ""
+) -> Callable[[dict[str, Any], int], ResponderResult]:
+    """A responder that plays a script per conversation and per step.
+
+    The script is the one whose key is the longest substring of the request's FIRST user
+    message (ties: the first in the mapping's order); no key matches -> ``default``. The
+    step is :func:`assistant_turns` of the request (0 for the first call of a conversation,
+    1 after one assistant reply, ...); past the end of a script its last step repeats, so a
+    one-step script of a tool call is a model that never stops calling tools. The attempt
+    is ignored: a :class:`Fault` step faults every retry too (wrap the responder in a
+    :class:`FaultInjector` for transient faults).
+    """
+    items: list[tuple[str, tuple[ScriptStep, ...]]] = []
+    for key, steps in scripts.items():
+        if not isinstance(key, str):
+            raise TypeError(f"script keys must be strings, not {key!r}")
+        if isinstance(steps, (str, Answer, Fault, Raw)):
+            raise TypeError(f"the script for {key!r} must be a sequence of steps, not a single step")
+        steps = tuple(steps)
+        if not steps:
+            raise ValueError(f"the script for {key!r} is empty")
+        for step in steps:
+            if not isinstance(step, (str, Answer, Fault, Raw)):
+                raise TypeError(f"a script step must be str, Answer, Fault or Raw, not {type(step).__name__}")
+        items.append((key, steps))
+    items.sort(key=lambda item: -len(item[0]))  # stable: equal lengths keep the mapping's order
+
+    def respond(request_body: dict[str, Any], attempt: int) -> ResponderResult:
+        text = first_user_message(request_body)
+        for key, steps in items:
+            if key in text:
+                return steps[min(assistant_turns(request_body), len(steps) - 1)]
+        return default
+
+    return respond
+
+
+CALCULATOR_TOOL = "calculator"
+"""The tool :func:`tool_turns_responder` calls."""
+
+
+def tool_turns_responder(inner: Responder, turns: int) -> Responder:
+    """A responder for ``turns``-turn conversations: ``turns - 1`` tool calls, then ``inner``'s answer.
+
+    At step ``s < turns - 1`` (:func:`assistant_turns`) it answers one ``calculator`` call with
+    arguments ``{"expression": "<s>+1"}``; from step ``turns - 1`` on, whatever ``inner`` answers.
+    """
+    if turns < 1:
+        raise ValueError(f"turns must be >= 1, not {turns!r}")
+
+    def respond(request_body: dict[str, Any], attempt: int) -> ResponderResult | Awaitable[ResponderResult]:
+        step = assistant_turns(request_body)
+        if step < turns - 1:
+            return tool_answer(ToolCallSpec(CALCULATOR_TOOL, {"expression": f"{step}+1"}))
+        return inner(request_body, attempt)
 
     return respond
 
@@ -418,6 +693,7 @@ class FakeOpenAIServer:
         models: Sequence[str] = ("test-model",),
         port: int = 0,
         openai_reasoning: bool = False,
+        strict_tools: bool = True,
     ) -> None:
         if latency < 0:
             raise ValueError("latency must be >= 0")
@@ -433,6 +709,8 @@ class FakeOpenAIServer:
         self._requested_port = port
         self.openai_reasoning = openai_reasoning
         """Refuse reasoning-model parameters as the OpenAI API does (see :func:`reasoning_rejection`)."""
+        self.strict_tools = strict_tools
+        """Refuse malformed ``tools`` and broken tool-call conversations with HTTP 400 (see :func:`tool_rejection`)."""
 
         self._lock = threading.Lock()
         self._records: list[dict[str, Any]] = []
@@ -588,7 +866,7 @@ class FakeOpenAIServer:
         while in progress), ``status`` (the HTTP status sent; 0 when none was, e.g.
         a dropped or cancelled request) and ``outcome`` (``"answer"``, ``"stream"``,
         ``"models"``, ``"unauthorized"``, ``"invalid"`` (including an ``openai_reasoning``
-        refusal), ``"error"`` (the responder raised), ``"echo"`` (an :class:`EchoAuthorization`
+        or ``strict_tools`` refusal), ``"error"`` (the responder raised), ``"echo"`` (an :class:`EchoAuthorization`
         error), ``"trickle"`` (a reply sent byte by byte, in full), ``"raw"`` (a :class:`Raw` reply),
         ``"429"``, ``"500"``, ``"503"``, ``"hang"``, ``"drop"`` or
         ``"cancelled"`` (client went away or server stopped), None while in progress).
@@ -797,6 +1075,8 @@ class FakeOpenAIServer:
             )
             return await self._reply(request, record, self._json_response(error, status=400), "invalid")
         rejection = reasoning_rejection(body) if self.openai_reasoning else None
+        if rejection is None and self.strict_tools:
+            rejection = tool_rejection(body)
         if rejection is not None:
             return await self._reply(request, record, self._json_response(rejection, status=400), "invalid")
 
@@ -969,7 +1249,7 @@ class FakeOpenAIServer:
             answer.prompt_tokens if answer.prompt_tokens is not None else count_tokens(_prompt_text(body))
         )
         completion = (
-            answer.completion_tokens if answer.completion_tokens is not None else count_tokens(answer.content)
+            answer.completion_tokens if answer.completion_tokens is not None else count_tokens(_answer_text(answer))
         )
         both = all(isinstance(v, (int, float)) for v in (prompt, completion))
         total = prompt + completion if both else None  # type: ignore[operator]
@@ -1001,12 +1281,30 @@ class FakeOpenAIServer:
             for token, logprob, alternatives in items
         ]
 
+    @staticmethod
+    def _tool_calls(body: Mapping[str, Any], answer: Answer) -> list[dict[str, Any]]:
+        """``message.tool_calls`` of ``answer`` for ``body``, default ids filled in."""
+        step = assistant_turns(body)
+        calls = []
+        for index, spec in enumerate(answer.tool_calls):
+            arguments = spec.arguments_text
+            call_id = spec.id if spec.id is not None else tool_call_id(spec.name, arguments, step, index)
+            calls.append({"id": call_id, "type": "function", "function": {"name": spec.name, "arguments": arguments}})
+        return calls
+
     def _model_name(self, body: Mapping[str, Any]) -> str:
         model = body.get("model")
         return model if isinstance(model, str) and model else self.models[0]
 
     def _completion(self, body: Mapping[str, Any], answer: Answer) -> dict[str, Any]:
         entries = self._logprob_entries(body, answer)
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None if answer.tool_calls and answer.content == "" else answer.content,
+            "refusal": None,
+        }
+        if answer.tool_calls:
+            message["tool_calls"] = self._tool_calls(body, answer)
         return {
             "id": f"chatcmpl-fake-{next(self._ids):08d}",
             "object": "chat.completion",
@@ -1016,8 +1314,8 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": answer.content, "refusal": None},
-                    "finish_reason": answer.finish_reason,
+                    "message": message,
+                    "finish_reason": answer.sent_finish_reason,
                     "logprobs": None if entries is None else {"content": entries, "refusal": None},
                 }
             ],
@@ -1046,9 +1344,17 @@ class FakeOpenAIServer:
                 data["usage"] = None
             return data
 
-        chunks = [chunk({"role": "assistant", "content": ""})]
+        calls = self._tool_calls(body, answer)
+        if calls and answer.content == "":
+            # OpenAI's first chunk of a reply that only calls tools: null content and the first call's head.
+            chunks = [chunk({"role": "assistant", "content": None, "tool_calls": [_call_head(0, calls[0])],
+                             "refusal": None})]
+        else:
+            chunks = [chunk({"role": "assistant", "content": ""})]
         entries = self._logprob_entries(body, answer)
-        if entries is None:
+        if calls and answer.content == "":
+            pass  # no content chunks: the calls follow the first chunk
+        elif entries is None:
             chunks.extend(chunk({"content": token}) for token in split_tokens(answer.content))
         elif "".join(e["token"] for e in entries) == answer.content:
             chunks.extend(
@@ -1056,7 +1362,14 @@ class FakeOpenAIServer:
             )
         else:
             chunks.append(chunk({"content": answer.content}, logprobs={"content": entries, "refusal": None}))
-        chunks.append(chunk({}, finish_reason=answer.finish_reason))
+        for index, call in enumerate(calls):
+            if index > 0 or answer.content != "":
+                chunks.append(chunk({"tool_calls": [_call_head(index, call)]}))
+            chunks.extend(
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                for piece in _argument_pieces(call["function"]["arguments"])
+            )
+        chunks.append(chunk({}, finish_reason=answer.sent_finish_reason))
         if include_usage:
             usage_chunk = dict(base)
             usage_chunk["choices"] = []
@@ -1090,6 +1403,29 @@ class FakeOpenAIServer:
         return response
 
 
+def _answer_text(answer: Answer) -> str:
+    """The text counted for ``completion_tokens``: the content, then each call's name and arguments."""
+    if not answer.tool_calls:
+        return answer.content
+    return " ".join([answer.content, *(f"{c.name} {c.arguments_text}" for c in answer.tool_calls)])
+
+
+def _call_head(index: int, call: Mapping[str, Any]) -> dict[str, Any]:
+    """The first streamed delta of a tool call: index, id, type and name, with empty arguments."""
+    return {"index": index, "id": call["id"], "type": "function",
+            "function": {"name": call["function"]["name"], "arguments": ""}}
+
+
+_MAX_ARGUMENT_PIECES = 64
+"""A streamed call's arguments come in pieces of 8 characters, in at most this many chunks."""
+
+
+def _argument_pieces(arguments: str) -> list[str]:
+    """``arguments`` split for streaming: pieces of 8 characters, longer ones when that makes over 64."""
+    size = max(8, -(-len(arguments) // _MAX_ARGUMENT_PIECES))
+    return [arguments[i : i + size] for i in range(0, len(arguments), size)]
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -1119,7 +1455,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--slots", type=int, default=None, help="requests processed at once (default or 0: unlimited)"
     )
     parser.add_argument("--answers", type=Path, default=None, help="JSON object for lookup_responder")
-    parser.add_argument("--default-answer", default="", help="answer when no --answers key matches")
+    parser.add_argument("--default-answer", default=None,
+                        help="the answer when no --answers key matches, or to every request without --answers "
+                             "(default: '' with --answers, 'OK' without)")
     parser.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")
     parser.add_argument("--model", action="append", default=None, help="model id to list (repeatable)")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="fraction of first attempts that fault")
@@ -1130,13 +1468,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--openai-reasoning", action="store_true",
                         help="refuse max_tokens and temperature != 1 for gpt-5*/o1*/o3*/o4* as the OpenAI API does")
+    parser.add_argument("--tool-turns", type=int, default=1, metavar="N",
+                        help="N-1 turns of one 'calculator' tool call per conversation, then the answer (default 1)")
+    parser.add_argument("--no-strict-tools", dest="strict_tools", action="store_false",
+                        help="accept malformed tools and broken tool-call conversations (default: HTTP 400)")
     args = parser.parse_args(argv)
+    if args.tool_turns < 1:
+        parser.error(f"--tool-turns must be >= 1, not {args.tool_turns}")
 
     responder: Responder
     if args.answers is not None:
-        responder = lookup_responder(_load_answers(args.answers), default=args.default_answer)
+        default = args.default_answer if args.default_answer is not None else ""
+        responder = lookup_responder(_load_answers(args.answers), default=default)
+    elif args.default_answer is not None:
+        responder = lookup_responder({}, default=args.default_answer)
     else:
         responder = default_responder
+    if args.tool_turns > 1:
+        responder = tool_turns_responder(responder, args.tool_turns)
     if args.fault_rate > 0:
         kinds = [k.strip() for k in args.fault_kinds.split(",") if k.strip()]
         responder = FaultInjector(
@@ -1157,6 +1506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         models=tuple(args.model) if args.model else ("test-model",),
         port=args.port,
         openai_reasoning=args.openai_reasoning,
+        strict_tools=args.strict_tools,
     )
     try:
         base_url = server.start()

@@ -1,0 +1,185 @@
+"""Episodes on a background event loop of the pytest process, started ahead of their items.
+
+The runtime starts an item's episode when the item comes into its prefetch
+window, as it sends a direct benchmark's request ahead. Episodes run on one
+event loop in a thread of this process (their tools and environment state live
+here); each model turn goes through the call scheduler (thread or helper process)
+like any other call, so it takes an endpoint slot only while its request is in
+flight. ``[run] max_episodes_in_flight`` bounds the open episodes (each holds a
+workspace).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import os
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pytest_jeval.agent.episode import Episode
+from pytest_jeval.agent.loop import Limits, run_episode
+from pytest_jeval.agent.spec import AgentSpec, AsyncChat
+from pytest_jeval.agent.tools import Tool, ToolContext
+from pytest_jeval.engines.base import Messages, Reply, as_messages
+from pytest_jeval.sample import Sample
+
+if TYPE_CHECKING:
+    from pytest_jeval.engines.openai_compat import Endpoint
+    from pytest_jeval.plan import EvalPlan
+    from pytest_jeval.runner.scheduler import Scheduler
+
+#: The built-in cap on model turns when neither the suite nor the benchmark sets one.
+DEFAULT_MAX_TURNS = 10
+
+
+def episode_tools(plan: EvalPlan, bench: str, sample: Sample) -> list[Tool]:
+    """The tools of one episode: the benchmark's own, else the built-ins the suite (or the benchmark) names."""
+    planned = plan.benchmarks[bench]
+    spec = planned.benchmark.agent or AgentSpec()
+    if spec.tools:
+        own = spec.tools(sample) if callable(spec.tools) else spec.tools
+        return list(own)
+    from pytest_jeval.agent.builtin import builtin_tools
+
+    return builtin_tools(planned.entry.tools or list(spec.default_tools))
+
+
+def episode_limits(plan: EvalPlan, bench: str) -> Limits:
+    """The limits of this benchmark's episodes: benchmark > ``[run]`` > built-in, capped by the benchmark's own."""
+    run = plan.suite.run
+    planned = plan.benchmarks[bench]
+    spec = planned.benchmark.agent or AgentSpec()
+    turns = planned.entry.max_turns or run.max_turns or spec.max_turns or DEFAULT_MAX_TURNS
+    if spec.max_turns is not None:
+        turns = min(turns, spec.max_turns)
+    return Limits(max_turns=turns, max_tool_calls=run.max_tool_calls, max_tokens=run.max_episode_tokens,
+                  time_limit=run.episode_timeout, tool_timeout=run.tool_timeout, max_tool_output=run.max_tool_output)
+
+
+def first_messages(plan: EvalPlan, bench: str, model: str, sample: Sample) -> Messages:
+    """The episode's opening messages: the benchmark's agent prompt (or its prompt), with the suite's system prompt."""
+    planned = plan.benchmarks[bench]
+    spec = planned.benchmark.agent or AgentSpec()
+    prompt = spec.prompt(sample) if spec.prompt is not None else planned.benchmark.prompt(sample)
+    if prompt is None:
+        raise ValueError(f"{bench} has no prompt for sample {sample.id!r}")
+    return as_messages(prompt, plan.settings(bench, model).system_prompt)
+
+
+class EpisodeRunner:
+    """Runs episodes on an event loop in a background thread of this process."""
+
+    def __init__(self, plan: EvalPlan) -> None:
+        self.plan = plan
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._slots: asyncio.Semaphore | None = None
+        self.started = 0
+        """Episodes started in this process."""
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                workers = max(8, self.plan.suite.run.max_exec_workers or (os.cpu_count() or 2) * 2)
+                loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(workers, "jeval-tools"))
+                ready = threading.Event()
+
+                def run() -> None:
+                    asyncio.set_event_loop(loop)
+                    self._slots = asyncio.Semaphore(self.plan.suite.run.episodes_in_flight)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                self._thread = threading.Thread(target=run, name="jeval-episodes", daemon=True)
+                self._thread.start()
+                ready.wait()
+                self._loop = loop
+            return self._loop
+
+    def start(self, bench: str, model: str, sample: Sample, *, scheduler: Scheduler, endpoint: Endpoint,
+              user: tuple[Scheduler, Endpoint] | None = None) -> concurrent.futures.Future[Episode]:
+        """Start one episode now; the future gives the finished :class:`Episode`."""
+        loop = self._ensure_loop()
+        self.started += 1
+        coro = self._bounded(bench, model, sample, scheduler, endpoint, user)
+        return asyncio.run_coroutine_threadsafe(coro, loop)
+
+    async def _bounded(self, bench: str, model: str, sample: Sample, scheduler: Scheduler, endpoint: Endpoint,
+                       user: tuple[Scheduler, Endpoint] | None) -> Episode:
+        assert self._slots is not None
+        async with self._slots:
+            return await self.episode(bench, model, sample, scheduler, endpoint, user)
+
+    async def episode(self, bench: str, model: str, sample: Sample, scheduler: Scheduler, endpoint: Endpoint,
+                      user: tuple[Scheduler, Endpoint] | None) -> Episode:
+        """Set up the workspace and environment, run the loop, and clean up."""
+        from pytest_jeval.agent.workspace import make_workspace, remove_workspace
+
+        plan = self.plan
+        planned = plan.benchmarks[bench]
+        spec = planned.benchmark.agent or AgentSpec()
+        tools = episode_tools(plan, bench, sample)
+        specs = [t.spec() for t in tools] or None
+        files: Sequence[Any] = spec.attachments(sample) if spec.attachments is not None else ()
+        messages = first_messages(plan, bench, model, sample)
+        nonce = int(sample.metadata.get("repeat", 1)) - 1
+        options = dict(planned.benchmark.request_options)
+
+        async def call_model(conversation: Messages) -> Reply:
+            request = plan.request(bench, model, conversation, tools=specs, tool_choice=spec.tool_choice,
+                                   parallel_tool_calls=spec.parallel_tool_calls, nonce=nonce, **options)
+            reply = await asyncio.wrap_future(scheduler.submit(endpoint, request))
+            return dataclasses.replace(reply, sent=tuple(request.sent().items()))
+
+        workspace = await asyncio.to_thread(make_workspace, list(files))
+        try:
+            state = (await asyncio.to_thread(spec.environment, sample, workspace)
+                     if spec.environment is not None else None)
+            ctx = ToolContext(sample=sample, workspace=workspace, state=state, timeout=plan.suite.run.tool_timeout)
+            simulator = spec.user(sample, self._user_chat(user, nonce)) if spec.user is not None else None
+            return await run_episode(messages, tools=tools, call_model=call_model, ctx=ctx,
+                                     limits=episode_limits(plan, bench), execute=spec.execute, user=simulator)
+        finally:
+            await asyncio.to_thread(remove_workspace, workspace)
+
+    def _user_chat(self, user: tuple[Scheduler, Endpoint] | None, nonce: int) -> AsyncChat | None:
+        """The ``[user]`` model as an :data:`AsyncChat`, or None when the suite has no ``[user]``."""
+        settings = self.plan.user_settings()
+        if user is None or settings is None:
+            return None
+        scheduler, endpoint = user
+
+        async def chat(messages: Messages) -> Reply:
+            from pytest_jeval.engines.settings import build_request
+
+            request = build_request(settings, messages, nonce=nonce)
+            return await asyncio.wrap_future(scheduler.submit(endpoint, request))
+
+        return chat
+
+    def close(self) -> None:
+        """Cancel the open episodes and stop the loop."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=30)
+        except Exception:
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        loop.close()
+        self._loop = None
