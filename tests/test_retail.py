@@ -18,6 +18,7 @@ from pytest_jeval.agent import Episode, HarnessError, ToolCallRecord, ToolContex
 from pytest_jeval.benchmarks import bench_retail
 from pytest_jeval.benchmarks._retail import (
     DB_PATH,
+    POLICY,
     STOP,
     TOOLS,
     TOOLS_BY_NAME,
@@ -39,6 +40,7 @@ from pytest_jeval.benchmarks._retail.users import USER_SYSTEM
 from pytest_jeval.dataset import DatasetLoadError, load_samples
 from pytest_jeval.engines.base import Messages, Reply
 from pytest_jeval.sample import Sample
+from pytest_jeval.testing.openai_server import FakeOpenAIServer, ScriptStep, ToolCallSpec, script_responder, tool_answer
 
 TASKS_PATH = DB_PATH.parent / "tasks.jsonl"
 SAMPLES = {s.id: s for s in task_samples(TASKS_PATH)}
@@ -519,3 +521,112 @@ def test_benchmark_runs_only_as_an_agent_with_its_tools() -> None:
     assert b.agent.tools == TOOLS and b.agent.user is make_user and b.agent.environment is bench_retail.environment
 
 
+
+
+# --- through the plugin: a scripted oracle agent on the strict test server ---------------------------------------
+
+
+def oracle_steps(sample: Sample, skip: int | None = None) -> list[ScriptStep]:
+    """A model that authenticates, reads the orders, makes the gold calls one per turn and then says the outputs.
+
+    ``skip`` leaves one gold action out. The last step (the final answer) repeats for every later user turn.
+    """
+    user_id = sample.metadata["user_id"]
+    user_db = fresh_db()["users"][user_id]
+    steps: list[ScriptStep] = [tool_answer(
+        ToolCallSpec("find_user_id_by_email", {"email": user_db["email"]}),
+        ToolCallSpec("get_user_details", {"user_id": user_id}),
+        *(ToolCallSpec("get_order_details", {"order_id": o}) for o in user_db["orders"]))]
+    for i, action in enumerate(sample.target["actions"]):
+        if i != skip:
+            steps.append(tool_answer(ToolCallSpec(action["name"], action["arguments"])))
+    outputs = ", ".join(sample.target["outputs"])
+    steps.append(f"All done. The amount is {outputs}. Anything else?" if outputs else "All done. Anything else?")
+    return steps
+
+
+USER_MODEL = "user-model"
+
+
+def agent_suite(pytester: pytest.Pytester, server: FakeOpenAIServer, record_ids: list[str], extra: str = "",
+                head: str = "") -> Path:
+    path = pytester.path / "suite.toml"
+    path.write_text(f"""
+{head}
+[run]
+output_dir = "out"
+max_retries = 0
+request_timeout = 10
+cache = false
+
+[[models]]
+name = "test-model"
+base_url = "{server.base_url}"
+api_key = "x"
+
+[[benchmarks]]
+name = "retail"
+record_ids = {json.dumps(record_ids)}
+{extra}
+""")
+    return path
+
+
+def records_of(pytester: pytest.Pytester) -> list[dict[str, Any]]:
+    path = pytester.path / "out" / "retail_test-model.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_oracle_agent_gets_one_and_skipping_an_action_gets_zero(pytester: pytest.Pytester) -> None:
+    full, skipping = SAMPLES["retail-013"], SAMPLES["retail-004"]
+    scripts = {full.metadata["user_turns"][0]: oracle_steps(full),
+               skipping.metadata["user_turns"][0]: oracle_steps(skipping, skip=1)}
+    with FakeOpenAIServer(script_responder(scripts, default="no script")) as server:
+        suite = agent_suite(pytester, server, [full.id, skipping.id], extra="repeats = 2")
+        result = pytester.runpytest("--jeval-config", str(suite), "-rA")
+        requests = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+    assert result.ret == 1, result.stdout.str()
+    result.assert_outcomes(passed=2, failed=2)
+    records = {r["record_id"]: r for r in records_of(pytester)}
+    assert set(records) == {f"{full.id}@1", f"{full.id}@2", f"{skipping.id}@1", f"{skipping.id}@2"}
+    for n in (1, 2):
+        good, bad = records[f"{full.id}@{n}"], records[f"{skipping.id}@{n}"]
+        assert good["is_correct"] is True and good["score"] == 1.0
+        assert good["scoring_metadata"]["db_match"] is True and good["scoring_metadata"]["outputs_missing"] == []
+        assert good["scoring_metadata"]["write_calls"] == ["modify_pending_order_address",
+                                                           "modify_pending_order_items"]
+        assert bad["is_correct"] is False and bad["score"] == 0.0 and bad["scoring_metadata"]["db_match"] is False
+        assert bad["scoring_metadata"]["write_calls"] == ["modify_user_address"]
+        # the scripted user spoke its turns to the end: 1 read turn + the writes + one answer per user turn
+        turns = len(full.metadata["user_turns"]) - 1
+        assert good["turn_count"] == 1 + 2 + turns and good["agent"]["stop_reason"] == "final"
+        assert good["agent"]["tool_errors"] == 0 and good["tool_calls"] == 3 + 1 + 2
+    summary = json.loads((pytester.path / "out" / "retail_test-model.jsonl.summary.json").read_text())
+    assert summary["pass_hat_k"] == {"1": 0.5, "2": 0.5}
+    first = requests[0]["body"]
+    assert first["messages"][0] == {"role": "system", "content": POLICY}
+    assert {t["function"]["name"] for t in first["tools"]} == set(TOOLS_BY_NAME)
+    assert all(full.input not in json.dumps(r["body"]) for r in requests)  # the instruction stays with the user
+
+
+def test_a_user_model_plays_the_customer(pytester: pytest.Pytester) -> None:
+    sample = SAMPLES["retail-002"]
+    oracle = script_responder({sample.metadata["user_turns"][0]: oracle_steps(sample)}, default="no script")
+    said: list[list[dict[str, Any]]] = []
+
+    def respond(body: dict[str, Any], attempt: int) -> Any:
+        if body.get("model") != USER_MODEL:
+            return oracle(body, attempt)
+        said.append(body["messages"])
+        return "Thank you, that's all." if len(said) == 1 else STOP
+
+    with FakeOpenAIServer(respond, models=("test-model", USER_MODEL)) as server:
+        head = f'[user]\nmodel = "{USER_MODEL}"\nbase_url = "{server.base_url}"\napi_key = "x"\n'
+        suite = agent_suite(pytester, server, [sample.id], head=head)
+        result = pytester.runpytest("--jeval-config", str(suite), "-rA")
+    assert result.ret == 0, result.stdout.str()
+    (record,) = records_of(pytester)
+    assert record["is_correct"] is True and record["turn_count"] == 4  # reads, the cancel, two answers
+    assert len(said) == 2 and sample.input in said[0][0]["content"]
+    assert said[1][-1] == {"role": "user", "content": "All done. The amount is 231.43. Anything else?"}
+    assert said[1][-2] == {"role": "assistant", "content": "Thank you, that's all."}
