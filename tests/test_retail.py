@@ -630,3 +630,14 @@ def test_a_user_model_plays_the_customer(pytester: pytest.Pytester) -> None:
     assert len(said) == 2 and sample.input in said[0][0]["content"]
     assert said[1][-1] == {"role": "user", "content": "All done. The amount is 231.43. Anything else?"}
     assert said[1][-2] == {"role": "assistant", "content": "Thank you, that's all."}
+
+
+def test_a_bad_tasks_file_is_refused_before_any_request(pytester: pytest.Pytester) -> None:
+    row = {**read_tasks(TASKS_PATH)[0], "actions": [{"name": "refund_everything", "arguments": {}}]}
+    (pytester.path / "tasks.jsonl").write_text(json.dumps(row) + "\n")
+    with FakeOpenAIServer(script_responder({}, default="no script")) as server:
+        suite = agent_suite(pytester, server, [row["id"]], extra='data_files = "tasks.jsonl"')
+        result = pytester.runpytest("--jeval-config", str(suite))
+        assert server.request_count == 0
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*names no retail tool: 'refund_everything'*"])
