@@ -641,3 +641,19 @@ def test_a_bad_tasks_file_is_refused_before_any_request(pytester: pytest.Pyteste
         assert server.request_count == 0
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*names no retail tool: 'refund_everything'*"])
+
+
+def test_a_rerun_replays_the_episode_from_the_cache(pytester: pytest.Pytester) -> None:
+    sample = SAMPLES["retail-010"]
+    with FakeOpenAIServer(script_responder({sample.metadata["user_turns"][0]: oracle_steps(sample)})) as server:
+        suite = agent_suite(pytester, server, [sample.id])
+        suite.write_text(suite.read_text().replace("cache = false", "cache = true"))
+        first = pytester.runpytest("--jeval-config", str(suite))
+        sent = server.request_count
+        (before,) = records_of(pytester)
+        second = pytester.runpytest("--jeval-config", str(suite))
+        assert server.request_count == sent > 0
+    assert first.ret == second.ret == 0
+    (after,) = records_of(pytester)
+    assert before["score"] == after["score"] == 1.0
+    assert after["scoring_metadata"]["db_hash"] == before["scoring_metadata"]["db_hash"]
