@@ -148,7 +148,7 @@ def open_in(workspace: Path, path: str, flags: int = os.O_RDONLY, *, create_pare
                 else:
                     child = _open_subdir(fd, part, create_parents)
             except OSError as exc:
-                raise _tool_error(exc, path) from exc
+                raise _tool_error(exc, path, _is_link(fd, part)) from exc
             os.close(fd)
             fd = child
         if not parts and flags & (os.O_WRONLY | os.O_RDWR):
@@ -168,10 +168,17 @@ def _open_subdir(fd: int, part: str, create: bool) -> int:
         return os.open(part, _DIR_FLAGS, dir_fd=fd)
 
 
-def _tool_error(exc: OSError, path: str) -> ToolError:
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
+def _tool_error(exc: OSError, path: str, link: bool) -> ToolError:
     if exc.errno == errno.ENOENT:
         return ToolError(f"{path!r} does not exist")
-    if exc.errno == errno.ELOOP:
+    if link or exc.errno == errno.ELOOP:
         return ToolError(f"{path!r} changed into a link while it was opened; refused")
     if exc.errno == errno.ENOTDIR:
         return ToolError(f"a component of {path!r} is not a directory")

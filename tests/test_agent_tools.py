@@ -1,0 +1,320 @@
+"""The built-in tools: the calculator, the sandboxed python and bash, and choosing tools by name."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_jeval import redact
+from pytest_jeval.agent.builtin import BUILTIN, MAX_INT_BITS, builtin_tools, evaluate
+from pytest_jeval.agent.tools import HarnessError, ToolContext, ToolError
+from pytest_jeval.agent.workspace import make_workspace, remove_workspace
+from pytest_jeval.sample import Sample
+from pytest_jeval.sandbox import _isolation, isolation
+
+LINUX = sys.platform.startswith("linux")
+
+
+def calc(expression: str) -> str:
+    fn = BUILTIN["calculator"].fn
+    assert fn is not None
+    return str(fn(expression=expression))
+
+
+# --- calculator ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    ("1 + 2", "3"),
+    ("7 / 2", "3.5"),
+    ("4 / 2", "2"),  # an integral float prints as an integer
+    ("2 ** 10", "1024"),
+    ("2 ** -1", "0.5"),
+    ("-3 // 2", "-2"),
+    ("7 % 3", "1"),
+    ("-(2 + 3) * +4", "-20"),
+    ("0.1 + 0.2", repr(0.1 + 0.2)),
+    ("1_000 * 3", "3000"),
+    ("sqrt(2)", repr(math.sqrt(2))),
+    ("log(8, 2)", "3"),
+    ("log(e)", "1"),
+    ("exp(1)", repr(math.e)),
+    ("sin(0) + cos(0) + tan(0)", "1"),
+    ("2 * pi", repr(2 * math.pi)),
+    ("abs(-4.5)", "4.5"),
+    ("round(2.567, 2)", "2.57"),
+    ("round(2.5)", "2"),
+    ("min(3, 1, 2) + max(3, 1, 2)", "4"),
+    ("floor(-2.5)", "-3"),
+    ("ceil(2.1)", "3"),
+    ("2 ** 100", str(2 ** 100)),
+    ("1e20", "1e+20"),
+    ("  (3 + 4.5) * 2  ", "15"),
+])
+def test_calculator_evaluates_arithmetic(expression: str, expected: str) -> None:
+    assert calc(expression) == expected
+
+
+@pytest.mark.parametrize(("expression", "named"), [
+    ("__import__('os')", "unknown function '__import__'"),
+    ("__import__('os').system('true')", "calling attribute access is not allowed"),
+    ("().__class__", "attribute access is not allowed"),
+    ("()", "a tuple is not allowed"),
+    ("(1).__class__", "attribute access is not allowed"),
+    ("math.sqrt(4)", "calling attribute access is not allowed"),
+    ("x + 1", "unknown name 'x'"),
+    ("'a' * 3", "str literal 'a' is not allowed"),
+    ("True + 1", "bool literal True is not allowed"),
+    ("1j * 2", "complex literal"),
+    ("1 << 3", "operator << is not allowed"),
+    ("6 & 3", "operator & is not allowed"),
+    ("~1", "operator ~ is not allowed"),
+    ("not 1", "operator not is not allowed"),
+    ("[1, 2]", "a list is not allowed"),
+    ("1 < 2", "comparison is not allowed"),
+    ("1 if 1 else 2", "if-else is not allowed"),
+    ("(lambda: 1)()", "calling lambda is not allowed"),
+    ("sqrt(x=4)", "takes no keyword arguments"),
+    ("sqrt(1, 2)", "sqrt() takes 1 argument(s), not 2"),
+    ("min()", "min() takes 1 to 100 argument(s), not 0"),
+    ("max(*[1])", "* arguments are not allowed"),
+    ("factorial(10)", "unknown function 'factorial'"),
+    ("1 +", "not an arithmetic expression"),
+    ("import os", "not an arithmetic expression"),
+    ("(-8) ** (1 / 3)", "result of type complex is not a real number"),
+    ("sqrt(-1)", "invalid value: math domain error"),
+])
+def test_calculator_refuses_everything_else(expression: str, named: str) -> None:
+    with pytest.raises(ToolError) as info:
+        calc(expression)
+    assert named in str(info.value)
+
+
+@pytest.mark.parametrize("expression", ["9**9**9", "2 ** (2 ** 40)", "(-7) ** 10 ** 8", "10 ** 10 ** 10 % 7"])
+def test_calculator_refuses_huge_powers_before_computing_them(expression: str) -> None:
+    with pytest.raises(ToolError, match="result too large"):
+        calc(expression)
+
+
+@pytest.mark.parametrize(("expression", "named"), [
+    (f"2 ** {MAX_INT_BITS + 1}", "result too large"),  # passes the estimate, caught right after
+    ("(10 ** 3000) * (10 ** 3000)", "result too large"),
+    ("round(1, -1000000)", "needs an integer n with"),
+    ("-" * 150 + "1", "nested deeper than 100"),
+    ("(" * 250 + "1" + ")" * 250, "not an arithmetic expression: too many nested parentheses"),
+    ("1+" * 1500 + "1", "longer than 2000 characters"),
+    ("exp(1000)", "out of range"),
+    ("1e308 * 10", "out of range"),
+    ("sqrt(10 ** 400)", "out of range"),
+    ("floor(1e308 * 10)", "out of range"),
+])
+def test_calculator_guards_against_blowups(expression: str, named: str) -> None:
+    with pytest.raises(ToolError) as info:
+        calc(expression)
+    assert re.search(named, str(info.value))
+
+
+def test_calculator_still_computes_large_results_under_the_cap() -> None:
+    assert calc(f"2 ** {MAX_INT_BITS - 1}") == str(2 ** (MAX_INT_BITS - 1))
+    assert evaluate("1 ** 10 ** 12") == 1 and evaluate("(-1) ** (10 ** 12 + 1)") == -1
+
+
+@pytest.mark.parametrize("expression", ["1 / 0", "1 // 0", "5 % 0", "0 ** -1", "1.5 / (2 - 2)"])
+def test_calculator_division_by_zero(expression: str) -> None:
+    with pytest.raises(ToolError, match=r"^division by zero$"):
+        calc(expression)
+
+
+# --- choosing tools --------------------------------------------------------------------------------
+
+
+def test_builtin_tools_by_name() -> None:
+    assert [t.name for t in builtin_tools(["python", "calculator"])] == ["python", "calculator"]
+    assert sorted(BUILTIN) == ["bash", "calculator", "file_read", "file_write", "list_files", "python"]
+    assert builtin_tools([]) == []
+    safe = {name for name, t in BUILTIN.items() if t.parallel_safe}
+    assert safe == {"calculator", "file_read", "list_files"}
+    assert not BUILTIN["calculator"].blocking and BUILTIN["python"].blocking and BUILTIN["bash"].blocking
+    for name, t in BUILTIN.items():
+        spec = t.spec()["function"]
+        assert spec["name"] == name and spec["description"]
+        assert "ctx" not in spec["parameters"]["properties"]
+
+
+def test_builtin_tools_refuses_unknown_and_repeated_names() -> None:
+    with pytest.raises(ValueError) as info:
+        builtin_tools(["calculator", "web_search", "pyhton"])
+    message = str(info.value)
+    assert "unknown tools 'web_search', 'pyhton'" in message
+    assert "bash, calculator, file_read, file_write, list_files, python" in message
+    with pytest.raises(ValueError, match="'calculator' named twice"):
+        builtin_tools(["calculator", "calculator"])
+    with pytest.raises(ValueError, match="list of names"):
+        builtin_tools("calculator")
+
+
+# --- python and bash in the sandbox ----------------------------------------------------------------
+
+
+@pytest.fixture
+def ws() -> Iterator[Path]:
+    if not LINUX or "netns" not in isolation():
+        pytest.skip("no network namespace on this machine: the python and bash tools refuse to run")
+    path = make_workspace()
+    yield path
+    remove_workspace(path)
+
+
+def run(name: str, workspace: Path, timeout: float = 20.0, **args: object) -> str:
+    fn = BUILTIN[name].fn
+    assert fn is not None
+    return str(fn(**args, ctx=ToolContext(sample=Sample(id="s1", input="q"), workspace=workspace, timeout=timeout)))
+
+
+def read(workspace: Path, path: str) -> str:
+    return run("file_read", workspace, path=path)
+
+
+def test_python_reports_status_and_output(ws: Path) -> None:
+    out = run("python", ws, code="import sys\nprint('hi')\nprint('oops', file=sys.stderr)\nsys.exit(3)")
+    assert out == "exit status: 3\nstdout:\nhi\n\nstderr:\noops\n"
+    out = run("python", ws, code="1 / 0")
+    assert out.startswith("exit status: 1\nstdout: (empty)\nstderr:\nTraceback")
+    assert "ZeroDivisionError" in out
+
+
+def test_python_writes_files_that_file_read_sees_and_later_runs_change(ws: Path) -> None:
+    run("file_write", ws, path="in.txt", content="from the file tool\n")
+    out = run("python", ws, code=(
+        "import os\n"
+        "print(open('in.txt').read().strip())\n"
+        "os.makedirs('sub', exist_ok=True)\n"
+        "open('sub/out.txt', 'w').write('written by python\\n')\n"))
+    assert out == "exit status: 0\nstdout:\nfrom the file tool\n\nstderr: (empty)"
+    assert read(ws, "sub/out.txt") == "written by python\n"
+    # a second run (another uid where each run has its own) changes what the first wrote
+    run("python", ws, code="open('sub/out.txt', 'a').write('and again\\n')")
+    assert read(ws, "sub/out.txt") == "written by python\nand again\n"
+    for path in (ws, ws / "sub", ws / "sub" / "out.txt", ws / "in.txt"):
+        assert path.stat().st_uid == os.geteuid()  # owned by the runner again between runs
+    assert run("file_write", ws, path="sub/out.txt", content="replaced") == "wrote 8 bytes to sub/out.txt"
+
+
+def test_python_tool_times_out(ws: Path) -> None:
+    with pytest.raises(ToolError, match=r"^timed out after 0\.5s\nstdout:\nstarted") as info:
+        run("python", ws, timeout=0.5, code="import time\nprint('started')\ntime.sleep(30)")
+    assert "finished" not in str(info.value)
+    with pytest.raises(ToolError, match=r"^timed out after 1s"):
+        run("python", ws, timeout=1, code="while True: pass")
+    assert run("python", ws, code="print('still usable')").startswith("exit status: 0\nstdout:\nstill usable")
+
+
+def test_bash_tool_times_out(ws: Path) -> None:
+    with pytest.raises(ToolError, match=r"^timed out after 0\.5s"):
+        run("bash", ws, timeout=0.5, command="sleep 30; echo finished")
+
+
+@pytest.fixture
+def server() -> Iterator[socket.socket]:
+    """A TCP server on 127.0.0.1 that a sandboxed program must not reach."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    sock.setblocking(False)
+    yield sock
+    sock.close()
+
+
+def assert_never_connected(server: socket.socket) -> None:
+    with pytest.raises(BlockingIOError):
+        server.accept()
+
+
+def test_python_has_no_network(ws: Path, server: socket.socket) -> None:
+    port = server.getsockname()[1]
+    with socket.create_connection(("127.0.0.1", port), timeout=5):  # the server is reachable from here
+        pass
+    server.accept()[0].close()
+    out = run("python", ws, code=(
+        "import socket\n"
+        "try:\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+        "    print('CONNECTED')\n"
+        "except OSError as exc:\n"
+        "    print('refused:', type(exc).__name__)\n"))
+    assert "CONNECTED" not in out and "refused:" in out, out
+    assert_never_connected(server)
+
+
+def test_bash_runs_commands_without_network(ws: Path, server: socket.socket) -> None:
+    out = run("bash", ws, command="echo hello; echo err >&2; printf data > made.txt; exit 4")
+    assert out == "exit status: 4\nstdout:\nhello\n\nstderr:\nerr\n"
+    assert read(ws, "made.txt") == "data"
+    port = server.getsockname()[1]
+    out = run("bash", ws, command=f"(echo x > /dev/tcp/127.0.0.1/{port}) && echo CONNECTED || echo refused")
+    assert "CONNECTED" not in out and "refused" in out, out
+    assert_never_connected(server)
+
+
+def test_sandboxed_tools_get_no_secrets(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-test-" + "k3y" * 8
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    registered = redact.register(key)
+    try:
+        out = run("python", ws, code="import os\nprint(sorted(os.environ))")
+        assert "OPENAI_API_KEY" not in out and key not in out
+        out = run("bash", ws, command=f"echo {key}; echo {key} >&2")  # a key that reaches the program anyway
+        assert key not in out and out.count(redact.MARKER) == 2
+    finally:
+        redact.unregister(registered)
+
+
+def test_a_sandbox_that_cannot_start_is_a_harness_error(ws: Path, tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="the sandbox cannot run"):
+        run("python", tmp_path / "no-such-workspace", code="print(1)")
+
+
+@pytest.mark.parametrize("plan", ["basic", "uid-drop"])
+def test_plans_without_a_network_namespace_refuse_to_run(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, plan: str) -> None:
+    if plan == "uid-drop" and os.geteuid() != 0:
+        pytest.skip("uid-drop needs root")
+    monkeypatch.setenv("JEVAL_SANDBOX_ISOLATION", plan)
+    _isolation.reset_plan()
+    try:
+        with pytest.raises(HarnessError, match="no network namespace"):
+            run("python", ws, code="print(1)")
+        with pytest.raises(HarnessError, match="no network namespace"):
+            run("bash", ws, command="echo 1")
+    finally:
+        monkeypatch.delenv("JEVAL_SANDBOX_ISOLATION")
+        _isolation.reset_plan()
+
+
+@pytest.mark.skipif(not LINUX or os.geteuid() != 0, reason="the uid-dropping plans need root")
+@pytest.mark.parametrize("plan", ["namespaces+uid-drop", "netns+uid-drop"])
+def test_weaker_plans_with_a_network_namespace_work_in_the_workspace(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, server: socket.socket, plan: str) -> None:
+    monkeypatch.setenv("JEVAL_SANDBOX_ISOLATION", plan)
+    _isolation.reset_plan()
+    try:
+        if _isolation.current_plan().name != plan:
+            pytest.skip(f"{plan} does not work on this machine")
+        run("file_write", ws, path="in.txt", content="x\n")
+        port = server.getsockname()[1]
+        out = run("bash", ws, command=(
+            f"cat in.txt; echo y >> in.txt; id -u; (echo x > /dev/tcp/127.0.0.1/{port}) 2>/dev/null || echo refused"))
+        assert out.startswith("exit status: 0\nstdout:\nx\n") and "refused" in out, out
+        assert out.split("stdout:")[1].split("\n")[2] != str(os.geteuid())  # not the runner's uid
+        assert read(ws, "in.txt") == "x\ny\n" and (ws / "in.txt").stat().st_uid == os.geteuid()
+        assert_never_connected(server)
+    finally:
+        monkeypatch.delenv("JEVAL_SANDBOX_ISOLATION")
+        _isolation.reset_plan()
