@@ -2,7 +2,7 @@
 
 One JSONL line per task::
 
-    {"id": "retail-001", "user_id": "...", "instruction": "You are ... (hidden from the agent)",
+    {"id": "retail-001", "category": "cancel", "user_id": "...", "instruction": "You are ... (hidden from the agent)",
      "actions": [{"name": "cancel_pending_order", "arguments": {"order_id": "#W...", "reason": "..."}}],
      "outputs": ["231.43"], "user_turns": ["Hi, I'd like to cancel an order.", "...", "###STOP###"]}
 
@@ -64,9 +64,11 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | Non
         raise ValueError(f"task {task_id!r}: user_turns must start with the user's opening message")
     actions = parse_actions(row)
     outputs = _strings(row, "outputs")
+    category = row.get("category")
     return Sample(
         id=task_id,
         input=instruction,
+        subject=str(category) if category else None,
         target={"actions": actions, "outputs": outputs},
         metadata={"user_id": row.get("user_id"), "user_turns": turns},
     )
