@@ -661,3 +661,45 @@ def test_a_rerun_replays_the_episode_from_the_cache(pytester: pytest.Pytester) -
     assert before["score"] == after["score"] == 1.0
     assert after["scoring_metadata"]["db_hash"] == before["scoring_metadata"]["db_hash"]
 
+
+
+def test_jeval_rescore_rebuilds_the_database_from_inline_trajectories(pytester: pytest.Pytester, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_jeval.cli import main
+    from pytest_jeval.scoring.registry import call_scorer
+
+    full, skipping = SAMPLES["retail-013"], SAMPLES["retail-004"]
+    scripts = {full.metadata["user_turns"][0]: oracle_steps(full),
+               skipping.metadata["user_turns"][0]: oracle_steps(skipping, skip=0)}
+    with FakeOpenAIServer(script_responder(scripts, default="no script")) as server:
+        suite = agent_suite(pytester, server, [full.id, skipping.id], extra="", head="")
+        suite.write_text(suite.read_text().replace("cache = false", 'cache = false\ntrajectories = "inline"'))
+        assert pytester.runpytest("--jeval-config", str(suite)).ret == 1
+        sent = server.request_count
+        source = pytester.path / "out" / "retail_test-model.jsonl"
+        target = tmp_path / "rescored.jsonl"
+        capsys.readouterr()
+        assert main(["rescore", str(source), "-o", str(target)]) == 0
+        out = capsys.readouterr().out
+        assert server.request_count == sent
+    assert "0 verdicts changed" in out and "summary fields changed: none" in out, out
+    assert target.read_bytes() == source.read_bytes()
+    records = {r["record_id"]: r for r in records_of(pytester)}
+    assert (records[full.id]["score"], records[skipping.id]["score"]) == (1.0, 0.0)
+    # the rebuilt database follows the trajectory: a call that failed in the run is not replayed ...
+    record = copy.deepcopy(records[full.id])
+    calls = record["trajectory"]["tool_calls"]
+    failed = {**calls[-1], "name": "modify_user_address", "error": "invalid arguments (the loop refused them)",
+              "parsed": {"user_id": full.metadata["user_id"], **ADDRESS}}
+    calls.append(failed)
+    assert call_scorer("retail", record, sample=full).value == 1.0
+    calls.pop()
+    # ... and without its last write the full oracle scores 0
+    last_write = max(i for i, c in enumerate(calls) if c["name"] in WRITE_TOOLS)
+    del calls[last_write]
+    score = call_scorer("retail", record, sample=full)
+    assert score.value == 0.0 and score.metadata["db_match"] is False
+    # without an inline trajectory the stored verdict stays, marked as such
+    del record["trajectory"]
+    kept = call_scorer("retail", record, sample=full)
+    assert (kept.correct, kept.value, kept.metadata["rescore"]) == (True, 1.0, "stored")
