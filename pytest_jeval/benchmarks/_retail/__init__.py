@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pytest_jeval.benchmarks._retail.database import DB_PATH, canonical_json, db_hash, fresh_db
 from pytest_jeval.benchmarks._retail.policy import POLICY
-from pytest_jeval.benchmarks._retail.rescore import record_retail, replayed_episode
+from pytest_jeval.benchmarks._retail.rescore import replayed_episode, rescore_retail
 from pytest_jeval.benchmarks._retail.reward import assistant_texts, gold_db, missing_outputs, retail_score
 from pytest_jeval.benchmarks._retail.tasks import read_tasks, task_samples, to_sample
 from pytest_jeval.benchmarks._retail.tools import TOOLS, TOOLS_BY_NAME, WRITE_TOOLS, call_tool
@@ -31,8 +31,8 @@ __all__ = [
     "make_user",
     "missing_outputs",
     "read_tasks",
-    "record_retail",
     "replayed_episode",
+    "rescore_retail",
     "retail_score",
     "task_samples",
     "to_sample",

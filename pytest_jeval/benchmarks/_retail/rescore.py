@@ -1,4 +1,4 @@
-"""``jeval rescore`` for retail: the episode's final database is rebuilt from its trajectory.
+"""``jeval rescore`` for retail (the registry's ``retail`` scorer): the final database is rebuilt from the trajectory.
 
 The tools are deterministic, so the write calls that succeeded during the run,
 replayed in order on a fresh database, give back the final database; the reward
@@ -21,7 +21,6 @@ from pytest_jeval.benchmarks._retail.reward import retail_score
 from pytest_jeval.benchmarks._retail.tools import WRITE_TOOLS, call_tool
 from pytest_jeval.sample import Sample
 from pytest_jeval.score import Score
-from pytest_jeval.scoring.registry import register_scorer
 from pytest_jeval.scoring.replay import stored_score
 
 _FIELDS = {f.name for f in dataclasses.fields(ToolCallRecord)}
@@ -53,8 +52,7 @@ def replayed_episode(trajectory: Mapping[str, Any], sample: Sample) -> tuple[Epi
     return Episode(messages=messages, tool_calls=calls, state=db), refused
 
 
-@register_scorer("retail", needs_sample=True)
-def record_retail(record: dict[str, Any], sample: Sample) -> Score:
+def rescore_retail(record: dict[str, Any], sample: Sample) -> Score:
     """retail: the tau-bench reward again, from the record's inline trajectory (else its stored verdict)."""
     trajectory = record.get("trajectory")
     if not isinstance(trajectory, dict):
@@ -65,3 +63,4 @@ def record_retail(record: dict[str, Any], sample: Sample) -> Score:
     if refused:
         score = dataclasses.replace(score, metadata={**score.metadata, "replay_refused": refused})
     return score
+
