@@ -17,6 +17,7 @@ import dataclasses
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_jeval.agent.episode import Episode
@@ -136,16 +137,20 @@ class EpisodeRunner:
             reply = await asyncio.wrap_future(scheduler.submit(endpoint, request))
             return dataclasses.replace(reply, sent=tuple(request.sent().items()))
 
-        workspace = await asyncio.to_thread(make_workspace, list(files))
+        # a workspace only for an episode that can use one (attachments, an environment, a tool taking the context)
+        needed = bool(files) or spec.environment is not None or any(t.context_param for t in tools)
+        workspace = await asyncio.to_thread(make_workspace, list(files)) if needed else None
         try:
             state = (await asyncio.to_thread(spec.environment, sample, workspace)
                      if spec.environment is not None else None)
-            ctx = ToolContext(sample=sample, workspace=workspace, state=state, timeout=plan.suite.run.tool_timeout)
+            ctx = ToolContext(sample=sample, workspace=workspace or Path(os.devnull), state=state,
+                              timeout=plan.suite.run.tool_timeout)
             simulator = spec.user(sample, self._user_chat(user, nonce)) if spec.user is not None else None
             return await run_episode(messages, tools=tools, call_model=call_model, ctx=ctx,
                                      limits=episode_limits(plan, bench), execute=spec.execute, user=simulator)
         finally:
-            await asyncio.to_thread(remove_workspace, workspace)
+            if workspace is not None:
+                await asyncio.to_thread(remove_workspace, workspace)
 
     def _user_chat(self, user: tuple[Scheduler, Endpoint] | None, nonce: int) -> AsyncChat | None:
         """The ``[user]`` model as an :data:`AsyncChat`, or None when the suite has no ``[user]``."""

@@ -67,6 +67,8 @@ def write_terminal_summary(tr: Any, writer: ResultsWriter, stats: list[dict[str,
             for g in writer.gates:
                 tr.write_line(f"  {g.describe()}", green=g.passed, red=not g.passed)
         tr.write_line("")
+        for line in agent_lines(writer.summaries):
+            tr.write_line(line)
         for line, yellow in _call_lines(stats):
             tr.write_line(line, yellow=yellow)
         tr.write_line(f"results: {writer.plan.output_dir}{os.sep} ({len(writer.files)} JSONL files, summary.json)")
@@ -80,6 +82,24 @@ def write_terminal_summary(tr: Any, writer: ResultsWriter, stats: list[dict[str,
                 f"energy: {block['total_energy_joules']:.1f} J measured, {block['attributed_energy_joules']:.1f} J "
                 f"attributed to calls, {block['idle_energy_joules']:.1f} J idle"
             )
+
+
+def agent_lines(summaries: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
+    """One line per agent pair: episodes, mean turns, tool calls per episode, tool errors, stop reasons."""
+    out = []
+    for (bench, model), summary in summaries.items():
+        agent = summary.get("agent")
+        if not isinstance(agent, dict):
+            continue
+        reasons = ", ".join(f"{k} {v}" for k, v in (agent.get("stop_reasons") or {}).items())
+        rate = agent.get("tool_error_rate")
+        errors = f", tool errors {rate:.1%}" if isinstance(rate, float) else ""
+        passes = agent.get("pass_hat_k")
+        hat = (", " + " ".join(f"pass^{k} {v:.3f}" for k, v in passes.items())) if passes else ""
+        out.append(f"agent: {bench} x {model}: {agent.get('episodes')} episodes, {agent.get('mean_turns', 0):.2f} "
+                   f"turns and {agent.get('tool_calls_per_episode', 0):.2f} tool calls each{errors}; "
+                   f"stopped: {reasons}{hat}")
+    return out
 
 
 def _call_lines(stats: list[dict[str, Any]]) -> list[tuple[str, bool]]:
