@@ -372,3 +372,11 @@ def record_coding_assistant(record: dict[str, Any], sample: Sample) -> Score:
 
     result: Score = score_fix(_answer(record), sample)
     return result
+
+
+@register_scorer("retail", needs_sample=True)
+def record_retail(record: dict[str, Any], sample: Sample) -> Score:
+    """retail: the tau-bench reward again, the final database rebuilt from the record's inline trajectory."""
+    from pytest_jeval.benchmarks._retail.rescore import rescore_retail
+
+    return rescore_retail(record, sample)
