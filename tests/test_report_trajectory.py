@@ -253,7 +253,7 @@ def test_records_without_trajectories_render_as_before(tmp_path: Path) -> None:
 
 # -- end to end, in Chromium --------------------------------------------------------------------
 
-SCRIPTS = {"[one]": [tool_answer(ToolCallSpec("add", {"a": 2, "b": 3}, id="c-one")), "5"],
+SCRIPTS: dict[str, list[Any]] = {"[one]": [tool_answer(ToolCallSpec("add", {"a": 2, "b": 3}, id="c-one")), "5"],
            "[raises]": [tool_answer(ToolCallSpec("boom", id="c-boom")), "recovered"]}
 
 
