@@ -228,6 +228,19 @@ def test_the_trajectory_shows_calls_results_errors_and_truncation(tmp_path: Path
     assert '<div class="body">answer ok</div>' in html and '<div class="body">question cut</div>' in html
 
 
+def test_reasoning_and_calls_without_a_tool_message_are_shown(tmp_path: Path) -> None:
+    trajectory = conversation("r")
+    trajectory["messages"][1]["reasoning_content"] = "let me add"
+    trajectory["messages"] = trajectory["messages"][:2]  # stopped before the tool replied
+    trajectory["tool_calls"][0].update(result="", error="max_tool_calls = 0")
+    html = build_report([load_result(write_run(tmp_path, [agent_record("r")], sidecar_line("r", trajectory)))])
+    assert '<div class="body muted">let me add</div>' in html
+    assert "1 tool call(s) with no tool message in the conversation:" in html
+    unanswered = html.split("no tool message in the conversation:")[1]
+    assert '<div class="msg role-tool tool-error"><div class="role">tool call call-r · add' in unanswered
+    assert "error: max_tool_calls = 0" in unanswered
+
+
 def test_long_texts_and_long_trajectories_are_capped_with_a_note(tmp_path: Path) -> None:
     long = conversation("long", result="y" * (_trajectory.MAX_TEXT + 1234))
     many = {"messages": [{"role": "user", "content": "z" * 1000} for _ in range(_trajectory.MAX_MESSAGES + 50)],
