@@ -35,7 +35,8 @@ details.trajectory[open] > summary { margin-bottom: 6px; }
 .msg .body, .tool-call pre { white-space: pre-wrap; word-break: break-word; font-size: 13px; margin: 2px 0; }
 .tool-call { margin: 4px 0 2px 12px; } .tool-call .name { font-family: ui-monospace, monospace; font-weight: 600; }
 .tool-call pre { font-family: ui-monospace, monospace; background: #fff; padding: 4px 6px; border-radius: 3px; }
-.error-label { color: #c44e52; font-weight: 600; } .note { color: #9a6700; font-size: 12px; margin: 2px 0; }
+.note { color: #9a6700; font-size: 12px; margin: 2px 0; }
+.error-label, .note.error-label { color: #c44e52; font-weight: 600; }
 """
 
 
