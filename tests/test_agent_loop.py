@@ -147,8 +147,8 @@ def test_a_sandboxed_tool_that_times_out_is_killed_and_reported(project: AgentPr
 
 def test_the_python_tool_has_no_network(project: AgentProject) -> None:
     port = project.server.port
-    code = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d), timeout=3)\n    print('CONNECTED')\n"
-            "except OSError as e:\n    print('NO NETWORK', type(e).__name__)\n") % port
+    code = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+            "    print('CONNECTED')\nexcept OSError as e:\n    print('NO NETWORK', type(e).__name__)\n")
     project.server.responder = script_responder({"[net]": [tool_answer(call("python", {"code": code})), "ok"]})
     project.write([{"id": "net", "q": "[net] now", "a": "ok"}])
     assert run(project).ret == 0

@@ -72,7 +72,7 @@ def test_sidecar_trajectories_are_read_by_record_id_the_newest_line_winning(tmp_
     path = write_run(tmp_path, [agent_record("a"), agent_record("b"), direct],
                      sidecar_line("a", conversation("a")) + sidecar_line("b", conversation("b-old"))
                      + sidecar_line("b", conversation("b")))
-    result = load_result(path, root=tmp_path)
+    result = load_result(path, root=tmp_path, trajectories=True)
     assert result.problems == []
     assert set(result.trajectories) == {"a", "b"}
     assert result.trajectories["a"] == conversation("a")  # record_id, benchmark, model left out
@@ -82,7 +82,7 @@ def test_sidecar_trajectories_are_read_by_record_id_the_newest_line_winning(tmp_
 def test_inline_trajectories_are_read_and_win_over_the_sidecar(tmp_path: Path) -> None:
     path = write_run(tmp_path, [agent_record("a", trajectory=conversation("inline")), agent_record("b")],
                      sidecar_line("a", conversation("sidecar")) + sidecar_line("b", conversation("b")))
-    result = load_result(path)
+    result = load_result(path, trajectories=True)
     assert result.problems == []
     assert result.trajectories["a"]["messages"][0]["content"] == "question inline"
     assert result.trajectories["b"]["messages"][0]["content"] == "question b"
@@ -92,7 +92,7 @@ def test_an_inline_trajectory_of_the_wrong_shape_is_left_out_and_named(tmp_path:
     path = write_run(tmp_path, [agent_record("a", trajectory={"messages": "no"}),
                                 agent_record("b", trajectory={"messages": [{"content": "no role"}]}),
                                 agent_record("c", trajectory=conversation("c"))])
-    result = load_result(path)
+    result = load_result(path, trajectories=True)
     assert set(result.trajectories) == {"c"} and len(result.records) == 3  # the records themselves stay
     assert result.problems == [f'{path}: record "a": its trajectory is left out (messages is missing or not a list)',
                                f'{path}: record "b": its trajectory is left out '
@@ -105,20 +105,20 @@ def test_a_sidecar_outside_the_results_directory_is_not_read(tmp_path: Path) -> 
     outside.write_text(sidecar_line("a", conversation("SECRET-OUTSIDE")))
     path = write_run(root, [agent_record("a")])
     (root / "agentic_m.jsonl.trajectories.jsonl").symlink_to(outside)
-    result = load_result(path, root=root)
+    result = load_result(path, root=root, trajectories=True)
     assert result.trajectories == {}
     assert result.problems == [f"{root / 'agentic_m.jsonl.trajectories.jsonl'}: outside the results directory "
                                f"{root}; ignored"]
     html = write_report([root], tmp_path / "r.html").read_text()  # a directory: nothing outside it is read
     assert "SECRET-OUTSIDE" not in html and "No trajectory was stored" in html
-    assert load_result(path).trajectories["a"] == conversation("SECRET-OUTSIDE")  # a file named directly: read
+    assert load_result(path, trajectories=True).trajectories["a"] == conversation("SECRET-OUTSIDE")  # a file named directly: read
 
 
 def test_a_sidecar_link_that_stays_inside_is_followed(tmp_path: Path) -> None:
     path = write_run(tmp_path, [agent_record("a")])
     (tmp_path / "kept.jsonl.txt").write_text(sidecar_line("a", conversation("a")))
     (tmp_path / "agentic_m.jsonl.trajectories.jsonl").symlink_to(tmp_path / "kept.jsonl.txt")
-    result = load_result(path, root=tmp_path)
+    result = load_result(path, root=tmp_path, trajectories=True)
     assert result.problems == [] and set(result.trajectories) == {"a"}
 
 
@@ -136,7 +136,7 @@ def test_malformed_sidecar_lines_are_skipped_and_listed(tmp_path: Path) -> None:
         b'{"record_id": "b", "messages": [',                              # 9, torn (a killed run)
     ]
     path = write_run(tmp_path, [agent_record("a"), agent_record("b")], b"".join(lines))
-    result = load_result(path, root=tmp_path)
+    result = load_result(path, root=tmp_path, trajectories=True)
     assert set(result.trajectories) == {"a"}
     side = f"{path}.trajectories.jsonl"
     reasons = [p.removeprefix(side + ":") for p in result.problems]
@@ -155,7 +155,7 @@ def test_sidecar_lines_of_unknown_record_ids_are_ignored_and_counted(tmp_path: P
     path = write_run(tmp_path, [agent_record("a")],
                      sidecar_line("a", conversation("a")) + sidecar_line("ghost", conversation("ghost"))
                      + sidecar_line("ghost2", conversation("ghost")))
-    result = load_result(path)
+    result = load_result(path, trajectories=True)
     assert set(result.trajectories) == {"a"}
     assert result.problems == [f"{path}.trajectories.jsonl: 2 line(s) for record ids the results file does not "
                                "have; ignored"]
@@ -195,7 +195,7 @@ def hostile_run(tmp_path: Path) -> Path:
 
 
 def test_hostile_trajectory_content_is_escaped(tmp_path: Path) -> None:
-    html = build_report([load_result(hostile_run(tmp_path))])
+    html = build_report([load_result(hostile_run(tmp_path), trajectories=True)])
     page = parse(html)
     names = [t for t, _ in page.tags]
     assert names.count("script") == 1 and "img" not in names  # only the page's own search script
@@ -214,7 +214,7 @@ def test_the_trajectory_shows_calls_results_errors_and_truncation(tmp_path: Path
                + sidecar_line("bad", conversation("bad", result="Error: unknown tool", error="unknown tool 'nope'",
                                                   name="nope", arguments="{broken"))
                + sidecar_line("cut", conversation("cut", result="x" * 30, truncated=True)))
-    html = build_report([load_result(write_run(tmp_path, records, sidecar))])
+    html = build_report([load_result(write_run(tmp_path, records, sidecar), trajectories=True)])
     assert html.count('<tr class="trajectory-row">') == 3
     assert "trajectory: stop final · 2 turns · 1 tool calls (add) · 0 tool errors · 0.250 s" in html
     assert "trajectory: stop max_turns · 2 turns · 1 tool calls (nope) · 1 tool errors · 0.250 s" in html
@@ -233,7 +233,7 @@ def test_reasoning_and_calls_without_a_tool_message_are_shown(tmp_path: Path) ->
     trajectory["messages"][1]["reasoning_content"] = "let me add"
     trajectory["messages"] = trajectory["messages"][:2]  # stopped before the tool replied
     trajectory["tool_calls"][0].update(result="", error="max_tool_calls = 0")
-    html = build_report([load_result(write_run(tmp_path, [agent_record("r")], sidecar_line("r", trajectory)))])
+    html = build_report([load_result(write_run(tmp_path, [agent_record("r")], sidecar_line("r", trajectory)), trajectories=True)])
     assert '<div class="body muted">let me add</div>' in html
     assert "1 tool call(s) with no tool message in the conversation:" in html
     unanswered = html.split("no tool message in the conversation:")[1]
@@ -247,7 +247,7 @@ def test_long_texts_and_long_trajectories_are_capped_with_a_note(tmp_path: Path)
             "tool_calls": []}
     path = write_run(tmp_path, [agent_record("long"), agent_record("many")],
                      sidecar_line("long", long) + sidecar_line("many", many))
-    html = build_report([load_result(path)])
+    html = build_report([load_result(path, trajectories=True)])
     assert "y" * _trajectory.MAX_TEXT in html and "y" * (_trajectory.MAX_TEXT + 1) not in html
     assert "… 1,234 more characters not shown" in html
     shown = _trajectory.MAX_CHARS // 1000
@@ -257,10 +257,10 @@ def test_long_texts_and_long_trajectories_are_capped_with_a_note(tmp_path: Path)
 
 def test_records_without_trajectories_render_as_before(tmp_path: Path) -> None:
     direct = {"record_id": "d", "benchmark": "agentic", "model": "m", "is_correct": True, "error": None}
-    html = build_report([load_result(write_run(tmp_path, [direct]))])
+    html = build_report([load_result(write_run(tmp_path, [direct]), trajectories=True)])
     assert '<tr class="trajectory-row">' not in html and "<details" not in html
     assert [t for t, _ in parse(html.split('<table id="samples">')[1]).tags].count("tr") == 2  # head + the record
-    off = build_report([load_result(write_run(tmp_path / "off", [agent_record("a")]))])  # trajectories = "off"
+    off = build_report([load_result(write_run(tmp_path / "off", [agent_record("a")]), trajectories=True)])  # trajectories = "off"
     assert off.count('<tr class="trajectory-row">') == 1 and "No trajectory was stored for this record" in off
 
 

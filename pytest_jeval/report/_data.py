@@ -355,14 +355,14 @@ def load_trajectories(path: Path, records: list[dict[str, Any]], *,
     return found, problems
 
 
-def load_result(path: Path | str, *, root: Path | None = None) -> ResultFile:
+def load_result(path: Path | str, *, root: Path | None = None, trajectories: bool = False) -> ResultFile:
     """Read a JSONL result file and the ``.summary.json`` and ``.trajectories.jsonl`` beside it,
     validating them.
 
     Malformed lines are skipped and listed in ``problems``; a ``.summary.json`` that is not
-    JSON or not a summary is ignored (also listed); trajectories are read as
-    :func:`load_trajectories` says. With ``root``, none of the files is read when it resolves
-    outside ``root`` (ResultFileError for the JSONL; the others are ignored).
+    JSON or not a summary is ignored (also listed); with ``trajectories`` (the report), the
+    trajectories are read as :func:`load_trajectories` says. With ``root``, none of the files is
+    read when it resolves outside ``root`` (ResultFileError for the JSONL; the others are ignored).
     """
     path = Path(path)
     if root is not None and not inside(path, root):
@@ -385,10 +385,12 @@ def load_result(path: Path | str, *, root: Path | None = None) -> ResultFile:
             if reason is not None:
                 problems.append(f"{spath}: {reason}; ignored (the summary is computed from the records)")
                 stored = None
-    trajectories, trajectory_problems = load_trajectories(path, records, root=root)
-    problems.extend(trajectory_problems)
+    found: dict[str, dict[str, Any]] = {}
+    if trajectories:  # only the report shows them: summarize, compare and rescore never read the sidecar
+        found, trajectory_problems = load_trajectories(path, records, root=root)
+        problems.extend(trajectory_problems)
     return ResultFile(path=path, records=records, stored=stored, problems=problems, bad_lines=bad_lines,
-                      trajectories=trajectories)
+                      trajectories=found)
 
 
 def aggregate_problem(aggregate: Any) -> str | None:
