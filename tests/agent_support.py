@@ -41,8 +41,19 @@ async def slow_add(a: int, b: int) -> int:
         a: The first.
         b: The second.
     """
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(1.0)
     return a + b
+
+
+@tool(blocking=False)
+def repeat(text: str, times: int) -> str:
+    """Repeat a text.
+
+    Args:
+        text: What to repeat.
+        times: How often.
+    """
+    return text * times
 
 
 @tool
@@ -70,7 +81,7 @@ BENCHMARK = Benchmark(
     to_sample=to_sample,
     prompt=lambda s: s.input,
     backends=("agent",),
-    agent=AgentSpec(tools=[add, slow_add, boom, refuse, *builtin_tools(["python", "file_read"])]),
+    agent=AgentSpec(tools=[add, slow_add, boom, refuse, repeat, *builtin_tools(["python", "file_read"])]),
 )
 
 

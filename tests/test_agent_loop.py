@@ -39,13 +39,14 @@ SCRIPTS: dict[str, list[Any]] = {
     "[refused]": [tool_answer(call("refuse", {"reason": "no"})), "recovered"],
     "[outside]": [tool_answer(call("file_read", {"path": "../../../../etc/hostname"})), "recovered"],
     "[forever]": [tool_answer(call("add", {"a": 1, "b": 1}))],
+    "[long]": [tool_answer(call("repeat", {"text": "ab", "times": 10_000})), "long"],
 }
 
 
 ROWS = [{"id": key.strip("[]"), "q": f"{key} please", "a": answer}
         for key, answer in [("[one]", "5"), ("[two]", "3 and 30"), ("[slow-pair]", "2 4 6"), ("[malformed]", "recovered"),
                             ("[schema]", "recovered"), ("[unknown]", "recovered"), ("[raises]", "recovered"),
-                            ("[refused]", "recovered"), ("[outside]", "recovered")]]
+                            ("[refused]", "recovered"), ("[outside]", "recovered"), ("[long]", "long")]]
 
 
 @pytest.fixture
@@ -84,8 +85,8 @@ def test_episodes_run_tools_answer_each_call_in_order_and_score(project: AgentPr
     pair = trajectories["slow-pair"]
     assert [m["content"] for m in pair["messages"] if m["role"] == "tool"] == ["2", "4", "6"]
     slow = [c for c in pair["tool_calls"] if c["name"] == "slow_add"]
-    assert sum(c["duration"] for c in slow) >= 0.55  # each slept 0.3 s ...
-    assert records["slow-pair"]["agent"]["wall_seconds"] < 0.55 + 0.5  # ... side by side (parallel-safe)
+    assert sum(c["duration"] for c in slow) >= 1.9  # each slept 1 s ...
+    assert records["slow-pair"]["agent"]["wall_seconds"] < 1.8  # ... side by side (parallel-safe)
 
     errors = {rid: trajectories[rid]["tool_calls"][0]["error"] for rid in
               ("malformed", "schema", "unknown", "raises", "refused", "outside")}
@@ -102,10 +103,46 @@ def test_episodes_run_tools_answer_each_call_in_order_and_score(project: AgentPr
 
     summary = project.summary()
     assert summary["mean_turns"] == 2.0 and summary["stop_reasons"] == {"final": len(ROWS)}
-    assert summary["tool_error_rate"] == pytest.approx(6 / 12)  # 12 calls: 1 + 2 + 3 + one in each of the six error rows
+    assert summary["tool_error_rate"] == pytest.approx(6 / 13)  # 13 calls: 1 + 2 + 3 + one in each of 7 rows
+    long = trajectories["long"]["tool_calls"][0]
+    assert long["truncated"] is True and long["output_chars"] == 20_000
+    assert len(long["result"]) == 16_000 and long["result"].startswith("abab") and long["result"].endswith("abab")
+    assert "characters cut" in long["result"]
     # the second request of each conversation carried the tool results, under the strict checks
     second = [b for b in _chat_bodies(project.server) if any(m["role"] == "tool" for m in b["messages"])]
     assert len(second) == len(ROWS) and all(b.get("tools") for b in second)
+
+
+def test_provider_extras_go_back_and_streamed_tool_calls_are_assembled(pytester: pytest.Pytester) -> None:
+    """A reasoning model's ``reasoning_content`` is sent back on the next turn; a streaming model's
+    tool-call deltas make the same calls as a plain reply."""
+    from pytest_jeval.testing.openai_server import Raw
+
+    def completion(message: dict[str, Any], finish: str) -> Raw:
+        return Raw({"id": "c", "object": "chat.completion", "created": 0, "model": "agent-model",
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
+
+    thinking = completion({"role": "assistant", "content": None, "reasoning_content": "I should add.",
+                           "tool_calls": [{"id": "r1", "type": "function",
+                                           "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}]},
+                          "tool_calls")
+    scripts = {**SCRIPTS, "[think]": [thinking, "5"]}
+    with FakeOpenAIServer(script_responder(scripts)) as server:
+        project = AgentProject(pytester, server)
+        project.write([{"id": "think", "q": "[think] it", "a": "5"}, {"id": "two", "q": "[two] it", "a": "3 and 30"}])
+        assert run(project).ret == 0
+        bodies = _chat_bodies(server)
+        back = next(b for b in bodies if "[think]" in b["messages"][0]["content"] and len(b["messages"]) > 1)
+        assert back["messages"][1]["reasoning_content"] == "I should add."
+        plain = project.trajectories()["two"]
+        project.write([{"id": "two", "q": "[two] it", "a": "3 and 30"}], head="", run="cache = false")
+        suite = pytester.path / "suite.toml"
+        suite.write_text(suite.read_text().replace('name = "agent-model"', 'name = "agent-model"\nstream = true'))
+        assert run(project).ret == 0
+        streamed = project.trajectories()["two"]
+        assert any(b.get("stream") for b in _chat_bodies(server))
+    assert streamed["messages"] == plain["messages"]
 
 
 @pytest.mark.parametrize(("run_keys", "row", "reason", "detail"), [
@@ -147,8 +184,8 @@ def test_a_sandboxed_tool_that_times_out_is_killed_and_reported(project: AgentPr
 
 def test_the_python_tool_has_no_network(project: AgentProject) -> None:
     port = project.server.port
-    code = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d), timeout=3)\n    print('CONNECTED')\n"
-            "except OSError as e:\n    print('NO NETWORK', type(e).__name__)\n") % port
+    code = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+            "    print('CONNECTED')\nexcept OSError as e:\n    print('NO NETWORK', type(e).__name__)\n")
     project.server.responder = script_responder({"[net]": [tool_answer(call("python", {"code": code})), "ok"]})
     project.write([{"id": "net", "q": "[net] now", "a": "ok"}])
     assert run(project).ret == 0

@@ -141,10 +141,10 @@ class EpisodeRunner:
         needed = bool(files) or spec.environment is not None or any(t.context_param for t in tools)
         workspace = await asyncio.to_thread(make_workspace, list(files)) if needed else None
         try:
-            state = (await asyncio.to_thread(spec.environment, sample, workspace)
+            home = workspace if workspace is not None else Path(os.devnull)  # no tool can reach it then
+            state = (await asyncio.to_thread(spec.environment, sample, home)
                      if spec.environment is not None else None)
-            ctx = ToolContext(sample=sample, workspace=workspace or Path(os.devnull), state=state,
-                              timeout=plan.suite.run.tool_timeout)
+            ctx = ToolContext(sample=sample, workspace=home, state=state, timeout=plan.suite.run.tool_timeout)
             simulator = spec.user(sample, self._user_chat(user, nonce)) if spec.user is not None else None
             return await run_episode(messages, tools=tools, call_model=call_model, ctx=ctx,
                                      limits=episode_limits(plan, bench), execute=spec.execute, user=simulator)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval.metrics import confusion_matrix, expected_calibration_error, reliability_bins
-from pytest_jeval.results.paths import AGGREGATE_NAME, aggregate_path, jsonl_files
+from pytest_jeval.results.paths import AGGREGATE_NAME, aggregate_path, jsonl_files, trajectories_path
 from pytest_jeval.results.summary import summarize
 
 #: Probability bins of the reliability diagram (the judge metrics' ECE bins).
@@ -207,6 +207,9 @@ class ResultFile:
     """``{path}:{line}: reason`` for each skipped line, and a stored summary that was ignored."""
     bad_lines: int = 0
     """How many lines of the JSONL were skipped."""
+    trajectories: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    """Agent trajectories by record id (``{"messages": [...], "tool_calls": [...]}``): from the
+    record's inline ``trajectory``, else from the ``.trajectories.jsonl`` sidecar file."""
 
     @functools.cached_property
     def summary(self) -> dict[str, Any]:
@@ -249,12 +252,117 @@ def inside(path: Path, root: Path) -> bool:
         return False
 
 
-def load_result(path: Path | str, *, root: Path | None = None) -> ResultFile:
-    """Read a JSONL result file and the ``.summary.json`` beside it, validating both.
+def trajectory_problem(value: Any) -> str | None:
+    """Why ``value`` is not a trajectory (``messages``: a list of message objects with a text
+    ``role``; ``tool_calls``, when present: a list of objects), or None."""
+    if not isinstance(value, dict):
+        return f"not a trajectory object (a JSON {type(value).__name__})"
+    messages = value.get("messages")
+    if not isinstance(messages, list):
+        return "messages is missing or not a list"
+    for n, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            return f"messages[{n}] is not a message object with a text role"
+    calls = value.get("tool_calls")
+    if calls is not None and not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
+        return "tool_calls is not a list of objects"
+    return None
+
+
+def _plain_trajectory(value: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": value["messages"], "tool_calls": value.get("tool_calls") or []}
+
+
+def read_trajectory_lines(path: Path, known: set[str]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The trajectories of a ``.trajectories.jsonl`` sidecar by record id, and one
+    ``{path}:{line}: reason`` per line skipped.
+
+    A repeated record id keeps its last line (the sidecar of an interrupted run holds one line
+    per attempt). Lines that are not UTF-8, not strict JSON, without a text ``record_id`` or
+    not a trajectory (:func:`trajectory_problem`) are skipped and listed; lines of record ids
+    not in ``known`` are ignored (counted in one line).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return {}, [f"{path}: cannot read ({exc.strerror or exc}); trajectories not shown"]
+    found: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    unknown = 0
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        torn = number == len(lines) and not data.endswith(b"\n")
+        try:
+            line = strict_json(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            problems.append(f"{path}:{number}: not valid UTF-8 (byte {exc.start + 1}); line skipped")
+            continue
+        except ValueError as exc:
+            what = "an incomplete last line (a killed run?)" if torn else f"not valid JSON ({exc})"
+            problems.append(f"{path}:{number}: {what}; line skipped")
+            continue
+        reason = trajectory_problem(line)
+        rid = line.get("record_id") if reason is None else None
+        if reason is None and not (isinstance(rid, str) and rid):
+            reason = "record_id is missing or not text"
+        if reason is not None:
+            problems.append(f"{path}:{number}: {reason}; line skipped")
+            continue
+        if rid not in known:
+            unknown += 1
+            continue
+        found[str(rid)] = _plain_trajectory(line)
+    if unknown:
+        problems.append(f"{path}: {unknown} line(s) for record ids the results file does not have; ignored")
+    return found, problems
+
+
+def load_trajectories(path: Path, records: list[dict[str, Any]], *,
+                      root: Path | None = None) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The trajectories of the records of the JSONL ``path`` by record id, and the problems met.
+
+    A record's inline ``trajectory`` comes first; the others come from the sidecar
+    ``{path}.trajectories.jsonl`` when there is one. With ``root``, a sidecar that resolves
+    outside ``root`` is not read (listed in the problems). An inline trajectory of the wrong
+    shape is left out and listed.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    for record in records:  # a repeated record id keeps its last line, as ResultFile.by_id does
+        rid = str(record["record_id"])
+        inline = record.get("trajectory")
+        if inline is None:
+            found.pop(rid, None)
+            continue
+        reason = trajectory_problem(inline)
+        if reason is None:
+            found[rid] = _plain_trajectory(inline)
+        else:
+            found.pop(rid, None)
+            problems.append(f"{path}: record {_snippet(rid)}: its trajectory is left out ({reason})")
+    sidecar = trajectories_path(path)
+    if not sidecar.is_file():
+        return found, problems
+    if root is not None and not inside(sidecar, root):
+        problems.append(f"{sidecar}: outside the results directory {root}; ignored")
+        return found, problems
+    from_sidecar, sidecar_problems = read_trajectory_lines(sidecar, {str(r["record_id"]) for r in records})
+    problems.extend(sidecar_problems)
+    for rid, value in from_sidecar.items():
+        found.setdefault(rid, value)
+    return found, problems
+
+
+def load_result(path: Path | str, *, root: Path | None = None, trajectories: bool = False) -> ResultFile:
+    """Read a JSONL result file and the ``.summary.json`` and ``.trajectories.jsonl`` beside it,
+    validating them.
 
     Malformed lines are skipped and listed in ``problems``; a ``.summary.json`` that is not
-    JSON or not a summary is ignored (also listed). With ``root``, neither file is read
-    when it resolves outside ``root`` (ResultFileError for the JSONL; the summary is ignored).
+    JSON or not a summary is ignored (also listed); with ``trajectories`` (the report), the
+    trajectories are read as :func:`load_trajectories` says. With ``root``, none of the files is
+    read when it resolves outside ``root`` (ResultFileError for the JSONL; the others are ignored).
     """
     path = Path(path)
     if root is not None and not inside(path, root):
@@ -277,7 +385,12 @@ def load_result(path: Path | str, *, root: Path | None = None) -> ResultFile:
             if reason is not None:
                 problems.append(f"{spath}: {reason}; ignored (the summary is computed from the records)")
                 stored = None
-    return ResultFile(path=path, records=records, stored=stored, problems=problems, bad_lines=bad_lines)
+    found: dict[str, dict[str, Any]] = {}
+    if trajectories:  # only the report shows them: summarize, compare and rescore never read the sidecar
+        found, trajectory_problems = load_trajectories(path, records, root=root)
+        problems.extend(trajectory_problems)
+    return ResultFile(path=path, records=records, stored=stored, problems=problems, bad_lines=bad_lines,
+                      trajectories=found)
 
 
 def aggregate_problem(aggregate: Any) -> str | None:

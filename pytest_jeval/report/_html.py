@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_jeval import __version__
 from pytest_jeval.metrics import wilson_interval
-from pytest_jeval.report import _svg
+from pytest_jeval.report import _svg, _trajectory
 from pytest_jeval.report._data import ResultFile, judge_view, present, record_status, run_labels
 
 #: Distributions drawn where any run measured them: (record field, axis title).
@@ -68,16 +68,23 @@ SEARCH_JS = """
   var box = document.getElementById('sample-search');
   var status = document.getElementById('status-filter');
   var shown = document.getElementById('samples-shown');
-  var rows = Array.prototype.slice.call(document.querySelectorAll('#samples tbody tr'));
+  var rows = Array.prototype.slice.call(document.querySelectorAll('#samples tbody tr[data-status]'));
+  function trajectoryRow(tr) {
+    var next = tr.nextElementSibling;
+    return next && next.classList.contains('trajectory-row') ? next : null;
+  }
   function apply() {
     var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
     var wanted = status.value;
     var n = 0;
     rows.forEach(function (tr) {
+      var extra = trajectoryRow(tr);
       var text = tr.textContent.toLowerCase();
+      if (extra) { text += ' ' + extra.querySelector('summary').textContent.toLowerCase(); }
       var hit = (!wanted || tr.getAttribute('data-status') === wanted) &&
         words.every(function (w) { return text.indexOf(w) !== -1; });
       tr.hidden = !hit;
+      if (extra) { extra.hidden = !hit; }
       if (hit) { n += 1; }
     });
     shown.textContent = String(n);
@@ -126,7 +133,7 @@ class Page:
             '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
             "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{_e(self.title)}</title><style>{CSS}</style></head><body>",
+            f"<title>{_e(self.title)}</title><style>{CSS}{_trajectory.CSS}</style></head><body>",
             f"<h1>{_e(self.title)}</h1>",
             f'<p class="muted">{len(self.files)} run(s); generated {now} by pytest-jeval {_e(__version__)} '
             "from the JSONL records (summaries recomputed).</p>",
@@ -295,6 +302,10 @@ class Page:
                 f'<td><div class="text">{_e(_text(expected))}</div></td>'
                 f'<td><div class="text">{_e(_text(answer))}</div></td>'
                 f'<td><div class="text">{_e(_text(extracted))}</div></td></tr>')
+            trajectory = self.files[i].trajectories.get(str(r.get("record_id")))
+            if trajectory is not None or isinstance(r.get("agent"), dict):
+                body.append(f'<tr class="trajectory-row"><td></td><td colspan="8">'
+                            f"{_trajectory.render(r, trajectory)}</td></tr>")
         options = "".join(f'<option value="{s}">{s}</option>' for s in STATUS_RANK)
         return (
             '<section id="worst"><h2>Worst samples</h2>'

@@ -21,7 +21,7 @@ def load_inputs(inputs: Sequence[Path | str]) -> tuple[list[ResultFile], dict[st
     """The result files ``inputs`` stand for (JSONL files, results directories or ``summary.json``
     files; nothing outside a given directory is read) and the aggregate summary, if one was given."""
     located, aggregate = locate_inputs(list(inputs))
-    files = [load_result(path, root=root) for path, root in located]
+    files = [load_result(path, root=root, trajectories=True) for path, root in located]
     if not files:
         raise ResultFileError("no result files to report on")
     return files, aggregate

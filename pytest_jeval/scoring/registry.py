@@ -336,6 +336,15 @@ def record_email_triage(record: dict[str, Any], sample: Sample) -> Score:
     return result
 
 
+@register_scorer("toolcall15", needs_sample=True)
+def record_toolcall15(record: dict[str, Any], sample: Sample) -> Score:
+    """toolcall15: the scenario's rules on the record's inline trajectory (else the stored verdict)."""
+    from pytest_jeval.benchmarks.bench_toolcall15 import rescore_record
+
+    result: Score = rescore_record(record, sample)
+    return result
+
+
 @register_scorer("security_scanner", needs_sample=True)
 def record_security_scanner(record: dict[str, Any], sample: Sample) -> Score:
     """security_scanner: vulnerability class and line precision."""
@@ -372,3 +381,11 @@ def record_coding_assistant(record: dict[str, Any], sample: Sample) -> Score:
 
     result: Score = score_fix(_answer(record), sample)
     return result
+
+
+@register_scorer("retail", needs_sample=True)
+def record_retail(record: dict[str, Any], sample: Sample) -> Score:
+    """retail: the tau-bench reward again, the final database rebuilt from the record's inline trajectory."""
+    from pytest_jeval.benchmarks._retail.rescore import rescore_retail
+
+    return rescore_retail(record, sample)
