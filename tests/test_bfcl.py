@@ -18,9 +18,11 @@ from conftest import outcome_ids
 
 from pytest_jeval.agent import Episode
 from pytest_jeval.benchmarks import bench_bfcl
+from pytest_jeval.cli import main
 from pytest_jeval.dataset import DatasetLoadError, load_samples
 from pytest_jeval.engines.base import Reply, ToolCall
 from pytest_jeval.sample import Sample
+from pytest_jeval.scoring.registry import call_scorer
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 
 SYNTH = Path(__file__).resolve().parent / "data" / "bfcl_synth" / "data"
@@ -232,7 +234,7 @@ def _script() -> dict[str, list[Any]]:
         "12.5 kilometres": [tool_answer(call("convert_distance", {"value": 12.5, "from_unit": "km",
                                                                    "to_unit": "yards"}))],  # wrong unit
         "greatest common divisor": [tool_answer(call("math_gcd", {"a": 48, "b": 18}))],
-        "hotel in Rome": ["I would search for a hotel in Rome."],  # no call: wrong
+        "hotel in Rome": [tool_answer(call("hotel_search", '{"city": "Rome", "nights": 3'))],  # malformed
         "AAPL and MSFT": [tool_answer(call("stock_get_price", {"ticker": "MSFT"}),
                                       call("stock_get_price", {"ticker": "AAPL"}))],
         "radius 2 and 3.5": [tool_answer(call("geometry_circle_area", {"radius": 2}),
@@ -245,7 +247,8 @@ def _script() -> dict[str, list[Any]]:
     }
 
 
-def test_bfcl_runs_end_to_end_through_the_plugin(pytester: pytest.Pytester) -> None:
+def test_bfcl_runs_end_to_end_through_the_plugin(pytester: pytest.Pytester, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     with FakeOpenAIServer(script_responder(_script(), default="unscripted"), models=(MODEL,)) as server:
         project = Project(pytester, server, Router(lambda _: ""))
         suite = project.suite("bfcl", [str(f) for f in FILES], judge=False, extra='backend = "agent"')
@@ -266,10 +269,23 @@ def test_bfcl_runs_end_to_end_through_the_plugin(pytester: pytest.Pytester) -> N
                                                   {"stock.get_price": {"ticker": "AAPL"}}]
     assert records["parallel_0"]["agent"]["stop_reason"] == "final"
     assert records["simple_python_1"]["scoring_metadata"]["reason"].startswith("unacceptable value for 'to_unit'")
+    assert records["multiple_1"]["scoring_metadata"]["bad_arguments"].startswith("arguments of 'hotel_search' are "
+                                                                                 "not JSON")
     summary = project.summary("bfcl")
     assert summary["accuracy"] == pytest.approx(0.7)
     assert {k: v["accuracy"] for k, v in summary["per_subject"].items()} == {
         "simple": 0.5, "multiple": 0.5, "parallel": 1.0, "parallel_multiple": 1.0, "irrelevance": 0.5}
+    # jeval rescore scores the stored calls again, with the same verdicts, byte for byte
+    source = pytester.path / "out" / f"bfcl_{MODEL}.jsonl"
+    target = tmp_path / source.name
+    capsys.readouterr()
+    assert main(["rescore", str(source), "-o", str(target), "--data", *map(str, FILES)]) == 0
+    out = capsys.readouterr().out
+    assert "0 verdicts changed" in out and "summary fields changed: none" in out, out
+    assert target.read_bytes() == source.read_bytes()
+    record = records["multiple_1"]
+    assert call_scorer("bfcl", {**record, "scoring_metadata": {}}, sample=samples()["multiple_1"]).metadata[
+        "reason"] == "missing required parameter 'city'"  # without the stored bad_arguments, {} is scored
 
 
 def test_bfcl_without_the_package_is_a_usage_error_before_any_request(

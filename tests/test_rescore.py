@@ -24,7 +24,7 @@ from pytest_jeval.catalog import builtin_benchmarks
 from pytest_jeval.cli import main
 from pytest_jeval.cli._rescore import rescore_record
 from pytest_jeval.scoring.registry import call_scorer, get_scorer, scorer_names
-from pytest_jeval.testing.openai_server import Fault, ToolCallSpec, tool_answer
+from pytest_jeval.testing.openai_server import Fault
 
 Answer = Callable[[str], str]
 
@@ -112,29 +112,6 @@ def coding_assistant_answer(prompt: str) -> str:
     return pick(prompt, [f"```python\n{code[0]}```" if code else "no code", "I would rather not."])
 
 
-def bfcl_rows(tmp: Path) -> str:
-    """The synthetic BFCL files as one question file, with its gold in possible_answer/ beside it (BFCL's layout)."""
-    synth = DATA / "bfcl_synth" / "data"
-    names = sorted(p.name for p in synth.glob("BFCL_v4_*.json"))
-    (tmp / "possible_answer").mkdir()
-    (tmp / "bfcl.json").write_text("".join((synth / n).read_text() for n in names))
-    golds = [synth / "possible_answer" / n for n in names]
-    (tmp / "possible_answer" / "bfcl.json").write_text("".join(g.read_text() for g in golds if g.is_file()))
-    return str(tmp / "bfcl.json")
-
-
-def bfcl_answer(prompt: str) -> Any:
-    """Right, wrong and malformed tool calls for three questions, text for the rest (right for irrelevance)."""
-    if "AAPL and MSFT" in prompt:
-        return tool_answer(ToolCallSpec("stock_get_price", {"ticker": "MSFT"}),
-                           ToolCallSpec("stock_get_price", {"ticker": "AAPL"}))
-    if "greatest common divisor" in prompt:
-        return tool_answer(ToolCallSpec("math_lcm", {"a": 48, "b": 18}))
-    if "weather in Paris" in prompt:
-        return tool_answer(ToolCallSpec("weather_get_current", '{"city": "Paris"'))
-    return "No tool needed."
-
-
 #: benchmark -> (data files, or a writer of them; model replies; judge replies; needs --data for rescore)
 CASES: dict[str, tuple[Any, Answer, Answer | None, bool]] = {
     "gsm8k": (gsm8k_rows, gsm8k_answer, None, False),
@@ -161,11 +138,10 @@ CASES: dict[str, tuple[Any, Answer, Answer | None, bool]] = {
     "humaneval": (humaneval_rows, humaneval_answer, None, True),
     "livecodebench": ("livecodebench/code_generation_lite_sample.jsonl", livecodebench_answer, None, True),
     "coding_assistant": ((), coding_assistant_answer, None, False),
-    "bfcl": (bfcl_rows, bfcl_answer, None, True),
 }
 CODE = {"humaneval", "livecodebench", "coding_assistant"}
 #: Small bundled sets run whole (a 5-sample subset may hold a single kind of verdict).
-WHOLE = {"quickstart", "doc_qa", "email_triage", "security_scanner", "bfcl"}
+WHOLE = {"quickstart", "doc_qa", "email_triage", "security_scanner"}
 
 
 def without_durations(value: Any) -> Any:
