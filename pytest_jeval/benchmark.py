@@ -121,6 +121,9 @@ class Benchmark:
     """Read the raw rows itself (from the suite's ``data_files``, possibly none) instead of
     ``datasets.load_dataset``; raise :class:`~pytest_jeval.dataset.DatasetLoadError` saying what
     to do when the data is missing. For data that ships in a Python package (BFCL)."""
+    data_source: str = ""
+    """Where the data comes from, in words, for the catalog when it is neither the Hub nor
+    bundled, one word (e.g. ``pypi:bfcl-eval``, a PyPI package)."""
 
     def default_files(self, module_file: str | None) -> list[Path]:
         """Absolute paths of ``bundled_files`` next to the defining module."""

@@ -119,7 +119,7 @@ def catalog_rows(installed: bool = True) -> list[dict[str, Any]]:
         {
             "name": b.name,
             "category": b.category,
-            "dataset": b.dataset.path if b.dataset else "(bundled)",
+            "dataset": b.dataset.path if b.dataset else f"({b.data_source})" if b.data_source else "(bundled)",
             "samples": b.sample_count,
             "scorer": b.scoring or b.scorer,
             "description": b.description,
@@ -140,7 +140,7 @@ def catalog_markdown() -> str:
 
     lines = ["| name | category | dataset | samples | scorer |", "|---|---|---|---:|---|"]
     for r in catalog_rows(installed=False):
-        dataset = f"`{r['dataset']}`" if r["dataset"] != "(bundled)" else "(bundled)"
+        dataset = r["dataset"] if r["dataset"].startswith("(") else f"`{r['dataset']}`"
         samples = f"{r['samples']:,}" if isinstance(r["samples"], int) else "?"
         lines.append(f"| `{cell(r['name'])}` | {cell(r['category'])} | {dataset} | {samples} | {cell(r['scorer'])} |")
     return "\n".join(lines) + "\n"

@@ -289,6 +289,7 @@ BENCHMARK = Benchmark(
     to_sample=to_sample,
     prompt=prompt,
     read_rows=read_rows,
+    data_source="pypi:bfcl-eval",
     backends=("agent",),
     agent=AgentSpec(tools=tools, execute=False),
     scorer="bfcl",
