@@ -26,9 +26,10 @@ def _rootfs() -> None:
     ensure_rootfs()
 
 
-def _suite(pytester: pytest.Pytester, base_url: str) -> Path:
+def _suite(pytester: pytest.Pytester, base_url: str, models: tuple[str, ...] = ("test-model",)) -> Path:
     suite = pytester.path / "suite.toml"
-    suite.write_text(textwrap.dedent(f"""
+    listed = "".join(f'[[models]]\nname = "{m}"\nbase_url = "{base_url}"\napi_key = "x"\n\n' for m in models)
+    suite.write_text(textwrap.dedent("""
         [run]
         output_dir = "out"
         max_retries = 0
@@ -37,54 +38,49 @@ def _suite(pytester: pytest.Pytester, base_url: str) -> Path:
         trajectories = "inline"
         tool_timeout = 20
 
-        [[models]]
-        name = "test-model"
-        base_url = "{base_url}"
-        api_key = "x"
-
-        [[benchmarks]]
-        name = "terminal_lite"
-        """))
+        """) + listed + '[[benchmarks]]\nname = "terminal_lite"\n')
     return suite
 
 
-def _run(pytester: pytest.Pytester, scripts: dict[str, list[Any]]) -> tuple[pytest.RunResult, list[dict[str, Any]],
-                                                                             dict[str, dict[str, Any]]]:
-    with FakeOpenAIServer(script_responder(scripts, default="I looked around and I am done.")) as server:
-        result = pytester.runpytest_subprocess("--jeval-config", str(_suite(pytester, server.base_url)),
-                                               "-p", "no:cacheprovider")
-        requests = [r for r in server.requests if r["path"].endswith("/chat/completions")]
-    out = pytester.path / "out" / "terminal_lite_test-model.jsonl"
-    records = {r["record_id"]: r for r in map(json.loads, out.read_text().splitlines())} if out.exists() else {}
-    return result, requests, records
+def _records(pytester: pytest.Pytester, model: str) -> dict[str, dict[str, Any]]:
+    out = pytester.path / "out" / f"terminal_lite_{model}.jsonl"
+    return {r["record_id"]: r for r in map(json.loads, out.read_text().splitlines())}
 
 
-def test_the_solution_commands_as_bash_calls_pass_every_task(pytester: pytest.Pytester) -> None:
+def test_solution_commands_pass_every_task_and_no_commands_pass_none(pytester: pytest.Pytester) -> None:
+    """Two scripted models in one run: ``solver`` sends each solve.sh block as a bash call, ``idle`` none."""
     scripts: dict[str, list[Any]] = {
         task.instruction: [*(tool_answer(ToolCallSpec("bash", {"command": block})) for block in solution_blocks(task)),
                            "Done: the task is complete."]
         for task in TASKS.values()}
-    result, requests, records = _run(pytester, scripts)
-    result.assert_outcomes(passed=len(TASKS))
-    assert set(records) == set(TASKS)
-    for task_id, record in records.items():
+    solver = script_responder(scripts, default="no script")
+    idle = script_responder({}, default="I looked around and I am done.")
+
+    def respond(body: dict[str, Any], attempt: int) -> Any:
+        return (solver if body["model"] == "solver" else idle)(body, attempt)
+
+    with FakeOpenAIServer(respond) as server:
+        suite = _suite(pytester, server.base_url, ("solver", "idle"))
+        result = pytester.runpytest_subprocess("--jeval-config", str(suite), "-p", "no:cacheprovider", "-rA")
+        requests = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+    result.assert_outcomes(passed=len(TASKS), failed=len(TASKS))
+    solved, idled = _records(pytester, "solver"), _records(pytester, "idle")
+    assert set(solved) == set(idled) == set(TASKS)
+    for task_id, record in solved.items():
         calls = record["trajectory"]["tool_calls"]
         assert [c["parsed"]["command"] for c in calls] == solution_blocks(TASKS[task_id]), task_id
         assert all(c["error"] is None and c["result"].startswith("exit status: 0") for c in calls), calls
         assert record["agent"]["stop_reason"] == "final" and record["score"] == 1.0
         assert record["scoring_metadata"]["test_exit_status"] == 0
-    assert len(requests) == sum(len(solution_blocks(t)) + 1 for t in TASKS.values())
+    for record in idled.values():
+        assert record["score"] == 0.0 and record["tool_calls"] == 0 and record["agent"]["stop_reason"] == "final"
+        assert record["scoring_metadata"]["test_exit_status"] != 0
+    by_model = [r["body"]["model"] for r in requests]
+    assert by_model.count("solver") == sum(len(solution_blocks(t)) + 1 for t in TASKS.values())
+    assert by_model.count("idle") == len(TASKS)
     for req in requests:
         assert [t["function"]["name"] for t in req["body"]["tools"]] == ["bash"]
         assert "/app" in req["body"]["messages"][0]["content"]
-
-
-def test_a_model_that_runs_no_commands_passes_none(pytester: pytest.Pytester) -> None:
-    result, requests, records = _run(pytester, {})
-    result.assert_outcomes(failed=len(TASKS))
-    assert len(requests) == len(TASKS) and set(records) == set(TASKS)
-    assert all(r["score"] == 0.0 and r["tool_calls"] == 0 for r in records.values())
-    assert all(r["scoring_metadata"]["test_exit_status"] != 0 for r in records.values())
 
 
 def test_a_hanging_command_is_killed_and_the_episode_goes_on(pytester: pytest.Pytester) -> None:
@@ -99,7 +95,7 @@ def test_a_hanging_command_is_killed_and_the_episode_goes_on(pytester: pytest.Py
                          + 'record_ids = ["csv-totals"]\n')
         result = pytester.runpytest_subprocess("--jeval-config", str(suite), "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    record = json.loads((pytester.path / "out" / "terminal_lite_test-model.jsonl").read_text())
+    record = _records(pytester, "test-model")["csv-totals"]
     first = record["trajectory"]["tool_calls"][0]
     assert first["error"] is not None and "timed out after 1.5s" in first["result"]
 

@@ -64,11 +64,11 @@ def test_only_app_and_tmp_are_writable_and_the_host_is_not_visible(box: Sandbox,
     marker = tmp_path / "host-marker"
     marker.write_text("secret")
     script = ";".join(f"(touch {p} 2>/dev/null && echo W:{p} || echo R:{p})"
-                      for p in ("/app/a", "/tmp/b", "/etc/x", "/usr/x", "/x", "/root/x", "/var/x", "/tests/x",
+                      for p in ("/app/a", "/tmp/b", "/etc/x", "/usr/x", "/x", "/root/x", "/var/x", "/var/tmp/x", "/tests/x",
                                 "/dev/shm/y"))
     out = box.exec(script + f"; test -e {marker} && echo SEEN || echo hidden", timeout=10)
     assert out.stdout.split() == ["W:/app/a", "W:/tmp/b", "R:/etc/x", "R:/usr/x", "R:/x", "R:/root/x", "R:/var/x",
-                                  "R:/tests/x", "W:/dev/shm/y", "hidden"]
+                                  "R:/var/tmp/x", "R:/tests/x", "W:/dev/shm/y", "hidden"]
     assert not os.path.exists("/etc/x") and not os.path.exists("/x")
 
 
