@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from pytest_jeval.benchmarks import bench_terminal_lite as bench
+from pytest_jeval.dataset import load_samples
+from pytest_jeval.scoring.registry import call_scorer
 from pytest_jeval.terminal.tasks import load_task, solution_blocks
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 from tests.terminal_support import TASKS_DIR, ensure_rootfs
@@ -75,6 +78,14 @@ def test_solution_commands_pass_every_task_and_no_commands_pass_none(pytester: p
     for record in idled.values():
         assert record["score"] == 0.0 and record["tool_calls"] == 0 and record["agent"]["stop_reason"] == "final"
         assert record["scoring_metadata"]["test_exit_status"] != 0
+    # jeval rescore gives the same verdicts from the stored checker outcome
+    samples = {s.id: s for s in load_samples(bench.BENCHMARK, files=bench.BENCHMARK.default_files(bench.__file__))[0]}
+    for record in (*solved.values(), *idled.values()):
+        again = call_scorer("terminal_tests", record, sample=samples[record["record_id"]])
+        assert (again.correct, again.value) == (record["is_correct"], record["score"]), record["record_id"]
+    stripped = {**record, "scoring_metadata": {}}
+    kept = call_scorer("terminal_tests", stripped, sample=samples[record["record_id"]])
+    assert kept.correct == record["is_correct"] and "not rescored" in kept.metadata["rescore_note"]
     by_model = [r["body"]["model"] for r in requests]
     assert by_model.count("solver") == sum(len(solution_blocks(t)) + 1 for t in TASKS.values())
     assert by_model.count("idle") == len(TASKS)

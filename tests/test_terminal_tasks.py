@@ -40,7 +40,7 @@ def run_task(task_id: str, solve: bool) -> tuple[bool, str]:
         if solve:
             done = env.sandbox.exec("bash -e", timeout=60, stdin=load_task(task_dir).solution.read_text())
             assert done.returncode == 0, done.stderr
-        passed, outcome = env.check()
+        passed, outcome, _ = env.check()
     finally:
         env.sandbox.stop()
     return passed, outcome.stdout + outcome.stderr
@@ -50,7 +50,7 @@ def test_the_index_lists_every_task_folder_and_covers_the_kinds() -> None:
     index = bench.BENCHMARK.default_files(bench.__file__)[0]
     rows = [json.loads(line) for line in index.read_text().splitlines()]
     assert sorted(Path(r["path"]).name for r in rows) == TASK_IDS
-    assert len(TASK_IDS) >= 12 == bench.BENCHMARK.sample_count
+    assert len(TASK_IDS) == bench.BENCHMARK.sample_count >= 12
     kinds = Counter(load_task(TASKS_DIR / t).category for t in TASK_IDS)
     assert {"file-operations", "text-processing", "software-engineering", "version-control"} <= set(kinds)
     for task_id in TASK_IDS:
@@ -111,3 +111,24 @@ def test_a_dockerfile_task_needs_the_docker_sandbox(tmp_path: Path) -> None:
     ctx = LoadContext(benchmark="terminal_lite", subset=None, seed=0, data_dir=tmp_path)
     with pytest.raises(ValueError, match='only sandbox = "docker" can build'):
         bench.to_sample({"path": folder.name}, 0, ctx)
+
+
+@pytest.mark.parametrize(("script", "timeout", "passes"), [
+    ("echo 0 > /logs/verifier/reward.txt; exit 0", 30, False),   # the reward file decides (Terminal-Bench 2)
+    ("echo 1 > /logs/verifier/reward.txt; exit 3", 30, True),
+    ("echo junk > /logs/verifier/reward.txt", 30, False),
+    ("touch /tests/x 2>/dev/null && exit 0; exit 1", 30, False),  # the tests are read-only
+    ("exit 0", 30, True),
+    ("sleep 30; exit 0", 1, False),                                # past [verifier] timeout_sec
+])
+def test_the_checker_verdict(tmp_path: Path, script: str, timeout: int, passes: bool) -> None:
+    folder = _copy_task(tmp_path, "csv-totals")
+    (folder / "tests" / "test.sh").write_text(f"#!/bin/bash\n{script}\n")
+    (folder / "task.toml").write_text(f"[verifier]\ntimeout_sec = {timeout}\n")
+    env = bench.environment(sample_of(folder), Path("."))
+    try:
+        passed, outcome, reward = env.check()
+    finally:
+        env.sandbox.stop()
+    assert passed is passes, (outcome, reward)
+    assert bench.verdict(outcome.returncode, outcome.timed_out, reward) is passes

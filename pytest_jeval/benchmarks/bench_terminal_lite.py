@@ -25,6 +25,7 @@ from typing import Any
 from pytest_jeval import Benchmark, LoadContext, Sample, Score
 from pytest_jeval.agent import AgentSpec, Episode, HarnessError, ToolContext, ToolError, tool
 from pytest_jeval.dataset import DatasetLoadError
+from pytest_jeval.scoring.replay import stored_score
 from pytest_jeval.terminal.providers import ExecOutcome, ProviderUnavailable, Sandbox, get_provider
 from pytest_jeval.terminal.tasks import SETUP, TerminalTask, load_task
 
@@ -82,21 +83,31 @@ class TerminalEnv:
     sandbox: Sandbox
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
-    def check(self) -> tuple[bool, ExecOutcome]:
-        """Copy ``tests/`` in, run ``bash /tests/test.sh`` in /app; pass on a reward of 1, else on exit status 0."""
+    def check(self) -> tuple[bool, ExecOutcome, float | None]:
+        """Copy ``tests/`` in and run ``bash /tests/test.sh`` in /app: ``(passed, its outcome, the reward file's
+        number or None)``; see :func:`verdict`."""
         with self.lock:
             self.sandbox.copy_in(self.task.tests, "/tests")
             outcome = self.sandbox.exec("mkdir -p /logs/verifier && bash /tests/test.sh",
                                         timeout=self.task.verifier_timeout)
-            reward = self.sandbox.exec(f"cat {shlex.quote(REWARD_FILE)} 2>/dev/null || true", timeout=10).stdout
-        if outcome.timed_out:
-            return False, outcome
-        if reward.strip():
+            text = self.sandbox.exec(f"cat {shlex.quote(REWARD_FILE)} 2>/dev/null || true", timeout=10).stdout.strip()
+        reward: float | None = None
+        if text:
             try:
-                return float(reward.strip()) >= 1.0, outcome
+                reward = float(text)
             except ValueError:
-                return False, outcome
-        return outcome.returncode == 0, outcome
+                reward = 0.0  # a reward file that is not a number is a failed check
+        return verdict(outcome.returncode, outcome.timed_out, reward), outcome, reward
+
+
+def verdict(exit_status: int, timed_out: bool, reward: float | None) -> bool:
+    """The checker's verdict: never after a timeout; a reward file (Terminal-Bench 2) passes at >= 1;
+    without one, exit status 0 passes."""
+    if timed_out:
+        return False
+    if reward is not None:
+        return reward >= 1.0
+    return exit_status == 0
 
 
 def environment(sample: Sample, workspace: Path) -> TerminalEnv:
@@ -154,6 +165,23 @@ def bash(command: str, ctx: ToolContext) -> str:
     return format_outcome(outcome, ctx.timeout)
 
 
+NOT_RESCORED = "not rescored: the record holds no checker outcome (test_exit_status)"
+
+
+def rescore_record(record: dict[str, Any], sample: Sample) -> Score:
+    """``jeval rescore`` (scorer ``terminal_tests``): the verdict again from the checker's stored outcome
+    (exit status, timeout, reward); the sandbox itself cannot be rebuilt from a record. A record without
+    one keeps its stored verdict, with ``rescore_note`` saying why."""
+    meta = record.get("scoring_metadata") or {}
+    status = meta.get("test_exit_status")
+    if not isinstance(status, int):
+        kept = stored_score(record)
+        return dataclasses.replace(kept, metadata={**kept.metadata, "rescore_note": NOT_RESCORED})
+    reward = meta.get("test_reward")
+    passed = verdict(status, bool(meta.get("test_timed_out")), float(reward) if reward is not None else None)
+    return Score(correct=passed, value=1.0 if passed else 0.0, extracted=status, expected=0, metadata=dict(meta))
+
+
 BENCHMARK = Benchmark(
     name="terminal_lite",
     category="agentic",
@@ -161,8 +189,9 @@ BENCHMARK = Benchmark(
     bundled_files=("data/terminal_lite/tasks.jsonl",),
     to_sample=to_sample,
     prompt=prompt,
-    scoring="the task's tests/test.sh, run in the sandbox after the episode: exit status 0 (or reward 1) passes",
-    sample_count=12,
+    scorer="terminal_tests",
+    scoring="the task's tests/test.sh in the sandbox after the episode (exit 0, or reward 1)",
+    sample_count=14,
     backends=("agent",),
     agent=AgentSpec(tools=[bash], environment=environment),
 )
@@ -174,10 +203,10 @@ def test_terminal_lite(sample: Sample, episode: Episode, score: Any) -> None:
     if not isinstance(env, TerminalEnv):
         raise HarnessError("the episode has no terminal sandbox")
     try:
-        passed, outcome = env.check()
+        passed, outcome, reward = env.check()
     finally:
         env.sandbox.stop()
     tail = (outcome.stdout[-1500:] + ("\n" + outcome.stderr[-1500:] if outcome.stderr else "")).strip()
     score(Score(correct=passed, value=1.0 if passed else 0.0, extracted=outcome.returncode, expected=0,
                 metadata={"test_exit_status": outcome.returncode, "test_timed_out": outcome.timed_out,
-                          "test_seconds": round(outcome.seconds, 3), "test_output": tail}))
+                          "test_reward": reward, "test_seconds": round(outcome.seconds, 3), "test_output": tail}))
