@@ -154,3 +154,12 @@ def test_building_without_mmdebstrap_says_how_to_install_it(tmp_path: Path, monk
     with pytest.raises(rootfs_mod.RootfsError, match="apt-get install -y mmdebstrap"):
         rootfs_mod.build_rootfs(log=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_environment_is_scrubbed_and_only_the_commands_processes_are_visible(
+        box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-terminal-test-SECRET-0001")
+    out = box.exec("env | cut -d= -f1 | sort | tr '\\n' ' '; echo; ls /proc | grep -c '^[0-9]'", timeout=10)
+    names, count = out.stdout.splitlines()
+    assert names.split() == ["HOME", "LANG", "PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "USER", "_"]
+    assert int(count) <= 6  # bwrap's init, bash and the pipeline: a PID namespace of its own
