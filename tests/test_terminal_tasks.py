@@ -120,6 +120,7 @@ def test_a_dockerfile_task_needs_the_docker_sandbox(tmp_path: Path) -> None:
     ("touch /tests/x 2>/dev/null && exit 0; exit 1", 30, False),  # the tests are read-only
     ("exit 0", 30, True),
     ("sleep 30; exit 0", 1, False),                                # past [verifier] timeout_sec
+    ("echo 1 > /logs/verifier/reward.txt; sleep 30", 1, False),   # a timeout fails, whatever the reward
 ])
 def test_the_checker_verdict(tmp_path: Path, script: str, timeout: int, passes: bool) -> None:
     folder = _copy_task(tmp_path, "csv-totals")
