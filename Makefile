@@ -47,12 +47,21 @@ bubblewrap:
 		&& (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap); } \
 		|| echo "bubblewrap could not be installed: the sandbox falls back to a weaker isolation plan"
 
+# terminal_lite's tasks run in a Debian root filesystem built once with mmdebstrap (about 1-2.5 min, ~370 MiB)
+# and cached outside the repository (docs/terminal.md). `make test` builds it first: the terminal tests need it.
+.PHONY: rootfs
+rootfs: $(VENV)/.installed
+	@$(PY) -m pytest_jeval.terminal.rootfs check || { { command -v mmdebstrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] \
+		&& command -v apt-get >/dev/null 2>&1 && (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y mmdebstrap); } \
+		|| { echo "mmdebstrap could not be installed (apt-get install -y mmdebstrap): the terminal tests cannot run"; exit 1; }; } \
+		&& $(PY) -m pytest_jeval.terminal.rootfs build; }
+
 # ruff and mypy strict (settings in pyproject.toml); a finding fails `make test` before pytest runs.
 lint: $(VENV)/.installed-dev
 	$(PY) -m ruff check pytest_jeval tests
 	$(PY) -m mypy
 
-test: $(VENV)/.installed-dev chromium bubblewrap lint
+test: $(VENV)/.installed-dev chromium bubblewrap rootfs lint
 	$(PY) -m pytest
 
 clean:

@@ -345,6 +345,14 @@ def record_toolcall15(record: dict[str, Any], sample: Sample) -> Score:
     return result
 
 
+@register_scorer("terminal_tests", needs_sample=True)
+def record_terminal_tests(record: dict[str, Any], sample: Sample) -> Score:
+    """terminal_lite: the verdict again from the checker's stored exit status, timeout and reward."""
+    from pytest_jeval.benchmarks.bench_terminal_lite import rescore_record
+
+    return rescore_record(record, sample)
+
+
 @register_scorer("security_scanner", needs_sample=True)
 def record_security_scanner(record: dict[str, Any], sample: Sample) -> Score:
     """security_scanner: vulnerability class and line precision."""

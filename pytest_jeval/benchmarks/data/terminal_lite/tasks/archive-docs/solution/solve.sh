@@ -1,0 +1,4 @@
+#!/bin/bash
+# Run in /app. Each blank-line-separated block is also run on its own (tests/test_terminal_e2e.py).
+
+tar --exclude='*.tmp' -czf docs.tar.gz docs

@@ -1,0 +1,1 @@
+chmod a+x bin/README

@@ -1,0 +1,3 @@
+from .core import mean, median
+
+__all__ = ["mean", "median"]

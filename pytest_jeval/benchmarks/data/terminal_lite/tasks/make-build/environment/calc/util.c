@@ -1,0 +1,3 @@
+#include "util.h"
+
+long add(long a, long b) { return a + b; }

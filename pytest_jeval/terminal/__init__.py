@@ -1,0 +1,12 @@
+"""Terminal tasks: shell tasks in the Terminal-Bench 2 layout, run in a sandboxed root filesystem.
+
+- :mod:`.rootfs`: the Debian root filesystem built once with ``mmdebstrap`` and cached.
+- :mod:`.providers`: the sandbox provider interface (start, exec, copy in, copy out, stop)
+  and the bubblewrap provider, the default.
+- :mod:`.tasks`: the task folder loader (``task.toml``, ``instruction.md``, ``environment/``,
+  ``tests/test.sh``, ``solution/solve.sh``).
+
+See docs/terminal.md.
+"""
+
+from __future__ import annotations
