@@ -29,10 +29,10 @@ class AgentInvocation:
     argv: list[str]
     """The command line; never contains the prompt text or any key."""
     env: dict[str, str]
-    """The agent's whole environment. The runner builds it from scratch with ``PATH``, ``HOME``
-    (the episode home), ``LANG``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` (the per-episode dummy)
-    and ``JEVAL_MODEL``, and hands it to :meth:`ExternalAgent.invocation`'s result as given; an
-    adapter adds only its own non-secret variables."""
+    """The adapter's own environment variables (non-secret). The runner builds the agent's whole
+    environment from scratch: ``PATH``, ``HOME`` (the episode home), ``LANG``, ``OPENAI_BASE_URL``,
+    ``OPENAI_API_KEY`` (the per-episode dummy) and ``JEVAL_MODEL``, then these on top (an adapter
+    may override ``PATH``); nothing is inherited from the harness's environment."""
     files: dict[str, str] = dataclasses.field(default_factory=dict)
     """Relative path (under the episode home) -> content, written before the agent starts."""
     answer_from: Callable[[str, str, int], str] = default_answer
