@@ -53,7 +53,7 @@ def pid_namespace_wrapper() -> tuple[str, ...]:
     Everything else of the file system stays as it is (the agent needs its own
     installation); only ``/proc`` is fresh, so no process of the harness can be seen.
     """
-    if os.environ.get("JEVAL_EXTERNAL_NO_PIDNS") == "1":  # for diagnosing; documented
+    if os.environ.get(NO_PIDNS_ENV) == "1":
         return ()
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -64,6 +64,19 @@ def pid_namespace_wrapper() -> tuple[str, ...]:
     except (OSError, subprocess.TimeoutExpired):
         return ()
     return prefix if done.returncode == 0 else ()
+
+
+NO_PIDNS_ENV = "JEVAL_EXTERNAL_NO_PIDNS"
+"""Set to ``1`` to run external agents without a PID namespace (process group and session only)."""
+
+
+def containment_problem() -> str | None:
+    """Why external agents cannot be contained here (no working bubblewrap), or None."""
+    if os.environ.get(NO_PIDNS_ENV) == "1" or pid_namespace_wrapper():
+        return None
+    return ("bubblewrap cannot make a PID namespace here, and without one the agent could read the harness's "
+            "keys through /proc; install it (apt-get install -y bubblewrap), or set "
+            f"{NO_PIDNS_ENV}=1 to accept process-group containment only")
 
 
 def containment() -> str:
