@@ -10,7 +10,7 @@ import pytest
 
 from pytest_jeval.external.runner import containment
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.external_support import ExternalProject, chat_bodies, fake_agent_command, survivors
+from tests.external_support import ROWS, ExternalProject, chat_bodies, fake_agent_command, survivors
 
 SECRET = "sk-jeval-real-" + "7f3a9c" * 6
 """The model's real key (set through ``api_key_env``): it must reach the model server and nothing else."""
@@ -60,6 +60,17 @@ def test_a_fake_agent_episode_is_proxied_recorded_and_scored(project: ExternalPr
     bodies = chat_bodies(project.server)
     assert len(bodies) == 8  # 2 benchmarks x 2 samples x 2 turns, every one through the proxy
     assert all(b["model"] == "ext-model" and b["tools"][0]["function"]["name"] == "calculator" for b in bodies)
+
+
+def test_a_rerun_replays_the_proxied_turns_from_the_cache(project: ExternalProject) -> None:
+    project.write({"ext_plain": fake_agent_command("normal", project.marker)}, model=KEY, rows=ROWS[:1])
+    project.run().assert_outcomes(passed=1)
+    sent = len(chat_bodies(project.server))
+    assert sent == 2
+    project.run().assert_outcomes(passed=1)
+    assert len(chat_bodies(project.server)) == sent  # the agent ran again; the model was not asked again
+    rec = project.records("ext_plain")["mul"]
+    assert rec["cached"] is True and rec["model_answer"] == "42" and rec["turn_count"] == 2
 
 
 def test_a_hanging_agent_is_killed_at_the_time_limit_and_a_daemon_does_not_survive(project: ExternalProject) -> None:

@@ -354,10 +354,16 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
             await asyncio.wait_for(proc.wait(), limits.time_limit)
         except asyncio.TimeoutError:
             timed_out = True
+        except BaseException:  # cancelled (the run is closing): nothing of the agent may stay behind
+            _kill_group(proc.pid)
+            for pid in processes_with(f"OPENAI_API_KEY={marker}"):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            raise
         finally:
             _kill_group(proc.pid)  # the agent's group, and whatever of it is left after a clean exit
-            if proc.returncode is None:
-                await proc.wait()
+        if proc.returncode is None:
+            await proc.wait()
         survivors = await kill_marked(f"OPENAI_API_KEY={marker}")
         try:
             await asyncio.wait_for(asyncio.shield(drains), 5.0)
