@@ -454,7 +454,9 @@ def _external_backend(where: str, entry: BenchmarkEntry, bench: Benchmark, backe
         agent = get_agent(backend, entry)
     except KeyError as exc:
         raise SuiteError(f"{where}.backend: {exc.args[0]}") from None
-    problem = agent.check()
+    from pytest_jeval.external.runner import containment_problem
+
+    problem = agent.check() or containment_problem()
     if problem is not None:
         raise SuiteError(f"{where}.backend: the {backend} agent cannot run here: {problem}")
     return backend

@@ -53,7 +53,7 @@ def pid_namespace_wrapper() -> tuple[str, ...]:
     Everything else of the file system stays as it is (the agent needs its own
     installation); only ``/proc`` is fresh, so no process of the harness can be seen.
     """
-    if os.environ.get("JEVAL_EXTERNAL_NO_PIDNS") == "1":  # for diagnosing; documented
+    if os.environ.get(NO_PIDNS_ENV) == "1":
         return ()
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -64,6 +64,19 @@ def pid_namespace_wrapper() -> tuple[str, ...]:
     except (OSError, subprocess.TimeoutExpired):
         return ()
     return prefix if done.returncode == 0 else ()
+
+
+NO_PIDNS_ENV = "JEVAL_EXTERNAL_NO_PIDNS"
+"""Set to ``1`` to run external agents without a PID namespace (process group and session only)."""
+
+
+def containment_problem() -> str | None:
+    """Why external agents cannot be contained here (no working bubblewrap), or None."""
+    if os.environ.get(NO_PIDNS_ENV) == "1" or pid_namespace_wrapper():
+        return None
+    return ("bubblewrap cannot make a PID namespace here, and without one the agent could read the harness's "
+            "keys through /proc; install it (apt-get install -y bubblewrap), or set "
+            f"{NO_PIDNS_ENV}=1 to accept process-group containment only")
 
 
 def containment() -> str:
@@ -87,9 +100,27 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def kill_marked(marker: str) -> int:
-    """Kill every process whose environment carries ``marker``; how many there were."""
-    pids = processes_with(marker)
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
+
+
+async def kill_marked(marker: str, settle: float = 0.5) -> int:
+    """Kill every live process whose environment carries ``marker``; how many were left.
+
+    Processes that are already dying (a PID namespace being torn down) get ``settle``
+    seconds to go before they are counted.
+    """
+    deadline = time.monotonic() + settle
+    while True:
+        pids = [pid for pid in processes_with(marker) if _alive(pid)]
+        if not pids or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(0.05)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
@@ -280,33 +311,72 @@ class _Process:
     containment: str
 
 
+async def _reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
+    """An asyncio reader of the read end ``fd`` of a pipe (the transport closes it)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 16)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                os.fdopen(fd, "rb", buffering=0))
+    return reader, transport
+
+
 async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path, limits: Limits,
                marker: str) -> _Process:
+    """Run the agent to its end or its time limit; kill whatever of it is left.
+
+    The output pipes are the runner's own (not asyncio's), so waiting for the agent's exit
+    never waits for a daemon that holds them open.
+    """
     wrapper = pid_namespace_wrapper()
     argv = [*wrapper, *invocation.argv]
     out, err = Capture(), Capture()
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=str(workspace), env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    drains = asyncio.gather(_drain(proc.stdout, out), _drain(proc.stderr, err))
-    timed_out = False
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    transports: list[asyncio.BaseTransport] = []
     try:
-        await asyncio.wait_for(proc.wait(), limits.time_limit)
-    except asyncio.TimeoutError:
-        timed_out = True
-    finally:
-        _kill_group(proc.pid)  # the agent's group, and whatever of it is left after a clean exit
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=str(workspace), env=env, stdin=asyncio.subprocess.DEVNULL, stdout=out_w, stderr=err_w,
+                start_new_session=True)
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        out_reader, out_t = await _reader(out_r)
+        out_r = -1
+        transports.append(out_t)
+        err_reader, err_t = await _reader(err_r)
+        err_r = -1
+        transports.append(err_t)
+        drains = asyncio.ensure_future(asyncio.gather(_drain(out_reader, out), _drain(err_reader, err)))
+        timed_out = False
+        try:
+            await asyncio.wait_for(proc.wait(), limits.time_limit)
+        except asyncio.TimeoutError:
+            timed_out = True
+        except BaseException:  # cancelled (the run is closing): nothing of the agent may stay behind
+            _kill_group(proc.pid)
+            for pid in processes_with(f"OPENAI_API_KEY={marker}"):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            raise
+        finally:
+            _kill_group(proc.pid)  # the agent's group, and whatever of it is left after a clean exit
         if proc.returncode is None:
             await proc.wait()
-    try:
-        await asyncio.wait_for(drains, 5.0)  # a daemon holding the pipes open is killed below
-    except asyncio.TimeoutError:
-        pass
-    survivors = kill_marked(f"OPENAI_API_KEY={marker}")
-    if not drains.done():
-        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(drains, 5.0)
+        survivors = await kill_marked(f"OPENAI_API_KEY={marker}")
+        try:
+            await asyncio.wait_for(asyncio.shield(drains), 5.0)
+        except asyncio.TimeoutError:  # something outside our reach still holds the pipes: stop reading
+            drains.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await drains
+    finally:
+        for fd in (out_r, err_r):
+            if fd >= 0:
+                os.close(fd)
+        for transport in transports:
+            transport.close()
     return _Process(invocation=invocation, status=proc.returncode, stdout=out, stderr=err, timed_out=timed_out,
                     seconds=time.monotonic() - started, survivors=survivors,
                     containment="pidns" if wrapper else "group")

@@ -12,8 +12,8 @@ answers without tool calls; it prints that answer. ``--mode`` makes it misbehave
 ``exit1``     writes to stderr and exits with status 1
 ``garbage``   prints junk instead of an answer (no model call)
 ``flood``     writes ``--flood-mb`` MiB to stdout, then runs the loop
-``daemon``    forks a daemon that leaves the session and sleeps (``--marker`` in its
-              command line), then runs the loop and exits
+``daemon``    forks a daemon that leaves the session, keeps stdout and stderr open and
+              sleeps (``--marker`` in its command line), then runs the loop and exits
 ``steal``     looks for a key everywhere it can read (its environment, ``/proc/<parent>/environ``,
               every ``/proc/*/environ`` and ``/proc/*/cmdline``, the files of its home and
               workspace) and prints what it found: each token whose SHA-256 is
@@ -135,7 +135,8 @@ def run_loop(prompt: str, *, stream: bool, max_steps: int, hang_after_first: boo
 
 
 def start_daemon(marker: str) -> None:
-    """Fork a process that leaves the session (double fork, setsid) and sleeps with ``marker`` in its argv."""
+    """Fork a process that leaves the session (double fork, setsid) and sleeps with ``marker`` in its argv;
+    it keeps the agent's stdout and stderr open."""
     pid = os.fork()
     if pid:
         os.waitpid(pid, 0)
@@ -143,9 +144,6 @@ def start_daemon(marker: str) -> None:
     os.setsid()
     if os.fork():
         os._exit(0)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
     os.execv(sys.executable, [sys.executable, "-c", "import time\nwhile True: time.sleep(60)",
                               "fake-agent-daemon", marker])
 
