@@ -374,3 +374,22 @@ def test_openclaw_smoke_through_the_plugin(pytester: pytest.Pytester, real_key: 
     with _server("exec") as server:
         _suite(pytester, server, "openclaw")
         _run_and_check(pytester, server, "openclaw")
+
+
+@pytest.mark.parametrize(("backend", "variable", "expected"), [
+    ("hermes", hermes.BIN_ENV, "the hermes agent cannot run here: "),
+    ("openclaw", openclaw.BIN_ENV, "the openclaw agent cannot run here: "),
+])
+def test_a_framework_that_is_not_installed_stops_the_run_before_any_request(
+        pytester: pytest.Pytester, real_key: str, monkeypatch: pytest.MonkeyPatch, backend: str, variable: str,
+        expected: str) -> None:
+    missing = pytester.path / "not-installed" / backend
+    monkeypatch.setenv(variable, str(missing))
+    with _server("terminal") as server:
+        _suite(pytester, server, backend)
+        result = pytester.runpytest_subprocess("--jeval-config", "suite.toml", "-p", "no:cacheprovider")
+        assert result.ret == 4  # a usage error
+        err = result.stderr.str()
+        assert "benchmarks[0].backend" in err and expected in err and str(missing) in err
+        assert f"make {backend}" in err and "Traceback" not in err
+        assert server.request_count == 0
