@@ -61,7 +61,7 @@ openclaw:
 	if [ "$$ok" != 1 ]; then pkg=node-$$(node -p 'process.platform+"-"+process.arch')@24; \
 		echo "openclaw: Node $$(node --version 2>/dev/null) is too old; installing $$pkg from npm"; \
 		npm install --no-fund --no-audit --prefix $(OPENCLAW_PREFIX) $$pkg || exit 1; \
-		bin=$$(ls -d $(CURDIR)/$(OPENCLAW_PREFIX)/node_modules/node-*-*/bin | head -n 1); fi; \
+		bin=$(CURDIR)/$(OPENCLAW_PREFIX)/node_modules/$${pkg%@*}/bin; fi; \
 	PATH=$$bin$${bin:+:}$$PATH npm install --no-fund --no-audit --prefix $(OPENCLAW_PREFIX) openclaw || exit 1; \
 	echo "openclaw: $(CURDIR)/$(OPENCLAW_PREFIX)/node_modules/.bin/openclaw (node: $${bin:-$$(dirname $$(command -v node))}/node)"
 
