@@ -56,6 +56,29 @@ rootfs: $(VENV)/.installed
 		|| { echo "mmdebstrap could not be installed (apt-get install -y mmdebstrap): the terminal tests cannot run"; exit 1; }; } \
 		&& $(PY) -m pytest_jeval.terminal.rootfs build; }
 
+# External agent frameworks (docs/external-agents-frameworks.md). Hermes Agent pins exact versions:
+# it gets its own virtualenv, on a Python it supports (>=3.11,<3.14).
+HERMES_PYTHON ?= python3.11
+.PHONY: hermes openclaw
+hermes:
+	@test -x .venv-hermes/bin/hermes || { $(HERMES_PYTHON) -m venv .venv-hermes \
+		&& .venv-hermes/bin/python -m pip install --disable-pip-version-check -q hermes-agent; }
+	@echo "hermes: $(CURDIR)/.venv-hermes/bin/hermes ($$(.venv-hermes/bin/python -m pip show hermes-agent 2>/dev/null | sed -n 's/^Version: //p'))"
+
+# OpenClaw needs Node >=24.16 <25 or >=26.1; where the system Node is older, a Node 24 comes from
+# npm's node-<os>-<arch> package into the same prefix, and npm runs on it (else npm picks a placeholder).
+OPENCLAW_PREFIX := .openclaw-npm
+openclaw:
+	@command -v npm >/dev/null 2>&1 || { echo "openclaw: npm is missing (apt-get install -y nodejs npm)"; exit 1; }
+	@ok=$$(node -e 'const [a,b]=process.versions.node.split(".").map(Number); \
+		console.log((a===24&&b>=16)||(a===26&&b>=1)||a>26?1:0)' 2>/dev/null); bin=""; \
+	if [ "$$ok" != 1 ]; then pkg=node-$$(node -p 'process.platform+"-"+process.arch')@24; \
+		echo "openclaw: Node $$(node --version 2>/dev/null) is too old; installing $$pkg from npm"; \
+		npm install --no-fund --no-audit --prefix $(OPENCLAW_PREFIX) $$pkg || exit 1; \
+		bin=$(CURDIR)/$(OPENCLAW_PREFIX)/node_modules/$${pkg%@*}/bin; fi; \
+	PATH=$$bin$${bin:+:}$$PATH npm install --no-fund --no-audit --prefix $(OPENCLAW_PREFIX) openclaw || exit 1; \
+	echo "openclaw: $(CURDIR)/$(OPENCLAW_PREFIX)/node_modules/.bin/openclaw (node: $${bin:-$$(dirname $$(command -v node))}/node)"
+
 # ruff and mypy strict (settings in pyproject.toml); a finding fails `make test` before pytest runs.
 lint: $(VENV)/.installed-dev
 	$(PY) -m ruff check pytest_jeval tests

@@ -70,7 +70,8 @@ _UNBUILT_BENCHMARK = {
     "agent": "named agents are not implemented; backend = \"agent\" runs the built-in tool-calling loop",
 }
 
-BACKEND_ALIASES = {"direct": "direct", "jarvis-direct": "direct", "agent": "agent", "jarvis-agent": "agent"}
+BACKEND_ALIASES = {"direct": "direct", "jarvis-direct": "direct", "agent": "agent", "jarvis-agent": "agent",
+                   "hermes": "hermes", "openclaw": "openclaw", "command": "command"}
 """Backend spellings a suite may use, and the backend each means."""
 
 
@@ -228,9 +229,14 @@ class BenchmarkEntry(_Strict):
     """A built-in benchmark key, or the name of the benchmark defined in ``module``."""
     module: str | None = None
     """A user benchmark: a ``.py`` path (relative to the suite file) or a dotted module name."""
-    backend: Literal["direct", "jarvis-direct", "agent", "jarvis-agent"] | None = None
+    backend: Literal["direct", "jarvis-direct", "agent", "jarvis-agent", "hermes", "openclaw", "command"] | None = None
     """``direct`` (one chat call per sample) or ``agent`` (a tool-calling episode per sample);
-    the ``jarvis-`` spellings are aliases. Default: the benchmark's own (direct where it can)."""
+    the ``jarvis-`` spellings are aliases. ``hermes``, ``openclaw`` and ``command`` run an external
+    agent CLI per sample behind a recording proxy (docs/external-agents.md). Default: the
+    benchmark's own (direct where it can)."""
+    command: list[str] | None = None
+    """``backend = "command"`` only: the agent's command line, with the placeholders ``{prompt_file}``,
+    ``{workspace}``, ``{model}`` and ``{base_url}``."""
     max_samples: int | None = Field(None, gt=0)
     """Evaluate a seeded random subset of this size (ids stay stable)."""
     split: str | None = None

@@ -38,8 +38,15 @@ class PlannedBenchmark:
 
     @property
     def is_agent(self) -> bool:
-        """True when each sample runs as an agent episode."""
-        return self.backend == "agent"
+        """True when each sample runs as an agent episode (the built-in loop or an external agent)."""
+        return self.backend == "agent" or self.is_external
+
+    @property
+    def is_external(self) -> bool:
+        """True when each sample runs an external agent CLI (``hermes``, ``openclaw``, ``command``)."""
+        from pytest_jeval.external import EXTERNAL_BACKENDS
+
+        return self.backend in EXTERNAL_BACKENDS
 
     @property
     def module_file(self) -> Path:
@@ -145,7 +152,8 @@ class EvalPlan:
 
     # -- endpoints and requests ------------------------------------------------------
     def endpoint_for(self, entry: ModelEntry | None = None, *, judge: bool = False, user: bool = False) -> Endpoint:
-        """Resolve base_url and key: entry, then ``[backend.external]``, then JEVAL_* env vars.
+        """Resolve base_url and key: entry, then JARVIS_BACKEND_* env vars, then ``[backend.external]``,
+        then JEVAL_* env vars (the JARVIS_BACKEND_* variables override the TOML, as in the reference).
 
         ``judge`` resolves the ``[judge]`` table's endpoint, ``user`` the ``[user]`` table's.
         """
@@ -162,11 +170,13 @@ class EvalPlan:
         else:
             base_url = (
                 src.base_url
+                or os.environ.get("JARVIS_BACKEND_BASE_URL")
                 or ext.base_url
                 or os.environ.get("JEVAL_BASE_URL")
                 or OPENAI_COMPATIBLE_ENGINES.get(engine)
             )
-            found = _key(src.api_key, src.api_key_env) or ext.api_key or _env_secret("JEVAL_API_KEY")
+            found = (_key(src.api_key, src.api_key_env) or _env_secret("JARVIS_BACKEND_API_KEY") or ext.api_key
+                     or _env_secret("JEVAL_API_KEY"))
             if found is None and base_url is None:
                 found = _env_secret("OPENAI_API_KEY")
             key = found if found is not None else SecretStr("EMPTY")
@@ -424,10 +434,42 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
     return PlannedBenchmark(entry=entry, benchmark=bench, module=module, files=files, backend=backend, notes=notes)
 
 
+def _external_backend(where: str, entry: BenchmarkEntry, bench: Benchmark, backend: str) -> str:
+    """An external agent backend, checked: the benchmark runs as an agent, ``command`` only with
+    ``backend = "command"``, and the agent is usable here (else the message says how to install it)."""
+    from pytest_jeval.external import get_agent
+
+    if entry.command is not None and backend != "command":
+        raise SuiteError(f'{where}.command: only valid with backend = "command"')
+    if backend == "command" and entry.command is None:
+        raise SuiteError(f'{where}.command: backend = "command" needs command = ["my-agent", "--prompt-file", '
+                         '"{prompt_file}"]')
+    if "agent" not in bench.backends:
+        runs = " or ".join(repr(b) for b in bench.backends)
+        raise SuiteError(f"{where}.backend: {entry.name!r} cannot run as {backend!r}: an external agent needs a "
+                         f"benchmark that runs as an agent (it runs as {runs})")
+    if entry.tools:
+        raise SuiteError(f"{where}.tools: the {backend} agent brings its own tools; remove tools")
+    try:
+        agent = get_agent(backend, entry)
+    except KeyError as exc:
+        raise SuiteError(f"{where}.backend: {exc.args[0]}") from None
+    from pytest_jeval.external.runner import containment_problem
+
+    problem = agent.check() or containment_problem()
+    if problem is not None:
+        raise SuiteError(f"{where}.backend: the {backend} agent cannot run here: {problem}")
+    return backend
+
+
 def _backend(path: Path, i: int, entry: BenchmarkEntry, bench: Benchmark) -> tuple[str, list[str]]:
     """The backend a benchmark runs with, checked against what it supports and the agent keys set."""
     where = f"invalid suite {path}:\n  benchmarks[{i}]"
     backend = entry.backend_kind or bench.backends[0]
+    from pytest_jeval.external import EXTERNAL_BACKENDS
+
+    if backend in EXTERNAL_BACKENDS or entry.command is not None:
+        return _external_backend(where, entry, bench, backend), []
     if backend not in bench.backends:
         runs = " or ".join(repr(b) for b in bench.backends)
         raise SuiteError(f"{where}.backend: {entry.name!r} cannot run as {backend!r} (it runs as {runs})")

@@ -60,7 +60,7 @@ MIN_KEY_LENGTH = 8
 ``local`` (and test keys like ``x``) would otherwise be cut out of ordinary text.
 Real provider keys are 20 characters or more."""
 
-KEY_ENV_VARS = ("JEVAL_API_KEY", "OPENAI_API_KEY")
+KEY_ENV_VARS = ("JEVAL_API_KEY", "OPENAI_API_KEY", "JARVIS_BACKEND_API_KEY")
 """Variables the plan reads keys from by itself (besides each ``api_key_env``)."""
 
 CONTENT_FIELDS = frozenset({"record_id", "benchmark", "model", "model_answer", "question", "expected", "extracted",

@@ -72,6 +72,9 @@ class Episode:
     """Seconds spent running tools (summed over calls)."""
     limit_detail: str | None = None
     """For a limit stop: which limit, in words."""
+    external: dict[str, Any] | None = None
+    """External agent backends: the agent process (argv, exit status, stdout, stderr) and the
+    proxy's requests; None for the built-in loop."""
 
     @property
     def final_text(self) -> str:
@@ -116,4 +119,7 @@ class Episode:
 
     def trajectory(self) -> dict[str, Any]:
         """The full messages and every tool call with its arguments, result, error and duration."""
-        return {"messages": self.messages, "tool_calls": [c.as_dict() for c in self.tool_calls]}
+        out: dict[str, Any] = {"messages": self.messages, "tool_calls": [c.as_dict() for c in self.tool_calls]}
+        if self.external is not None:
+            out["external"] = self.external
+        return out

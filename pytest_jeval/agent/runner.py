@@ -123,6 +123,10 @@ class EpisodeRunner:
 
         plan = self.plan
         planned = plan.benchmarks[bench]
+        if planned.is_external:
+            from pytest_jeval.external.runner import run_external_episode
+
+            return await run_external_episode(plan, bench, model, sample, scheduler, endpoint)
         spec = planned.benchmark.agent or AgentSpec()
         tools = episode_tools(plan, bench, sample)
         specs = [t.spec() for t in tools] or None
