@@ -122,8 +122,7 @@ def test_an_agent_looking_for_the_real_key_finds_nothing(project: ExternalProjec
         sources = int(stdout.split("sources=")[1].split()[0])
         assert sources > 5 and stdout.strip().endswith("found=0"), stdout  # ... and the agent found it nowhere
         assert SECRET not in " ".join(traj["external"]["argv"])
-    leaks = [p for p in project.pytester.path.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()
-             and p.name != "suite.toml"]
+    leaks = [p for p in project.pytester.path.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
     assert leaks == [] and (project.pytester.path / "junit.xml").is_file()
     assert SECRET not in result.stdout.str() + result.stderr.str()
 
