@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -108,6 +109,25 @@ def test_an_agent_that_fails_prints_garbage_or_floods_is_contained(project: Exte
     rec = project.records("ext_flood")["mul"]
     assert rec["is_correct"] is False and len(rec["model_answer"]) <= (1 << 20) + 100
     assert rec["model_answer"].endswith("42")  # the tail of the output is kept: the answer came last
+
+
+@pytest.mark.parametrize(("where", "why"), [("/var/tmp", "Read-only file system"), ("tmp", "No such file")])
+def test_an_agent_writing_outside_its_workspace_is_contained(project: ExternalProject, where: str, why: str) -> None:
+    """The host's file system is read-only to the agent, and its /tmp is a private one."""
+
+    base = Path(where) if where.startswith("/") else project.pytester.path  # pytester's folder is under /tmp
+    target = base / f"jeval-escape-{uuid.uuid4().hex}.txt"
+    try:
+        project.write({"ext_escape": fake_agent_command("escape", project.marker, "--escape-to", str(target))},
+                      model=KEY)
+        result = project.run()
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+    records = project.records("ext_escape")
+    for rec in records.values():
+        assert rec["agent"]["stop_reason"] == "error" and why in rec["error"], rec["error"]
+    result.assert_outcomes(errors=len(records))
 
 
 def test_an_agent_looking_for_the_real_key_finds_nothing(project: ExternalProject) -> None:

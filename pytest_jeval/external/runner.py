@@ -50,20 +50,32 @@ STDERR_TAIL = 2_000
 def pid_namespace_wrapper() -> tuple[str, ...]:
     """The bubblewrap prefix that puts the agent in a PID namespace of its own, or () where it does not work.
 
-    Everything else of the file system stays as it is (the agent needs its own
-    installation); only ``/proc`` is fresh, so no process of the harness can be seen.
+    The file system is the host's, read-only (the agent needs its own installation), with a
+    fresh ``/proc`` (no process of the harness can be seen), a minimal ``/dev`` and a private
+    ``/tmp``; :func:`confined_argv` makes the episode's workspace and home writable.
     """
     if os.environ.get(NO_PIDNS_ENV) == "1":
         return ()
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return ()
-    prefix = (bwrap, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--die-with-parent", "--")
+    prefix = (bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+              "--unshare-pid", "--die-with-parent", "--")
     try:
         done = subprocess.run([*prefix, "/bin/sh", "-c", "exit 0"], capture_output=True, timeout=20, env={})
     except (OSError, subprocess.TimeoutExpired):
         return ()
     return prefix if done.returncode == 0 else ()
+
+
+def confined_argv(argv: list[str], writable: list[Path]) -> list[str]:
+    """``argv`` inside :func:`pid_namespace_wrapper`, with only ``writable`` (and a private ``/tmp``)
+    writable; ``argv`` as it is where there is no wrapper (``JEVAL_EXTERNAL_NO_PIDNS=1``)."""
+    wrapper = pid_namespace_wrapper()
+    if not wrapper:
+        return list(argv)
+    binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
+    return [*wrapper[:-1], *binds, "--", *argv]
 
 
 NO_PIDNS_ENV = "JEVAL_EXTERNAL_NO_PIDNS"
@@ -327,8 +339,8 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
     The output pipes are the runner's own (not asyncio's), so waiting for the agent's exit
     never waits for a daemon that holds them open.
     """
-    wrapper = pid_namespace_wrapper()
-    argv = [*wrapper, *invocation.argv]
+    home = env.get("HOME")
+    argv = confined_argv(list(invocation.argv), [workspace, *([Path(home)] if home else [])])
     out, err = Capture(), Capture()
     started = time.monotonic()
     out_r, out_w = os.pipe()
@@ -379,7 +391,7 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
             transport.close()
     return _Process(invocation=invocation, status=proc.returncode, stdout=out, stderr=err, timed_out=timed_out,
                     seconds=time.monotonic() - started, survivors=survivors,
-                    containment="pidns" if wrapper else "group")
+                    containment=containment())
 
 
 def _finish(proxy: Any, agent: ExternalAgent, process: _Process | None, messages: Messages,

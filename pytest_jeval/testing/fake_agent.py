@@ -14,6 +14,8 @@ answers without tool calls; it prints that answer. ``--mode`` makes it misbehave
 ``flood``     writes ``--flood-mb`` MiB to stdout, then runs the loop
 ``daemon``    forks a daemon that leaves the session, keeps stdout and stderr open and
               sleeps (``--marker`` in its command line), then runs the loop and exits
+``escape``    tries to write ``--escape-to`` (a path outside its workspace); exits 1 when it cannot,
+              prints ``escaped`` when it could
 ``steal``     looks for a key everywhere it can read (its environment, ``/proc/<parent>/environ``,
               every ``/proc/*/environ`` and ``/proc/*/cmdline``, the files of its home and
               workspace) and prints what it found: each token whose SHA-256 is
@@ -36,7 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-MODES = ("normal", "hang", "exit1", "garbage", "flood", "daemon", "steal")
+MODES = ("normal", "hang", "exit1", "garbage", "flood", "daemon", "steal", "escape")
 
 CALCULATOR = {
     "type": "function",
@@ -196,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flood-mb", type=float, default=4.0)
     parser.add_argument("--marker", default="fake-agent-marker")
     parser.add_argument("--needle-sha256", default="")
+    parser.add_argument("--escape-to", default="")
     args = parser.parse_args(argv)
     prompt = Path(args.prompt_file).read_text(encoding="utf-8")
     mode = args.mode
@@ -207,6 +210,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if mode == "steal":
         print(steal(args.needle_sha256))
+        return 0
+    if mode == "escape":
+        try:
+            Path(args.escape_to).write_text("written from inside the agent\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"fake agent: cannot write {args.escape_to}: {exc}", file=sys.stderr)
+            return 1
+        print("escaped")
         return 0
     if mode == "flood":
         line = b"flood " * 170 + b"\n"
