@@ -66,6 +66,8 @@ class LoadContext:
     """The suite seed, for per-record option shuffles (combine it with the record id)."""
     data_dir: Path | None
     """Directory of the first local data file (to resolve attachments), if any."""
+    sandbox: str | None = None
+    """The suite's ``sandbox`` setting (a provider name), for benchmarks that list ``sandboxes``."""
 
     def default_id(self, index: int) -> str:
         """``<benchmark>-<row index>``, the id used when the dataset has no id column."""
@@ -121,6 +123,8 @@ class Benchmark:
     """Read the raw rows itself (from the suite's ``data_files``, possibly none) instead of
     ``datasets.load_dataset``; raise :class:`~pytest_jeval.dataset.DatasetLoadError` saying what
     to do when the data is missing. For data that ships in a Python package (BFCL)."""
+    sandboxes: tuple[str, ...] = ()
+    """Sandbox providers the suite's ``sandbox`` key may name for this benchmark (empty: the key is refused)."""
     data_source: str = ""
     """Where the data comes from, in words, for the catalog when it is neither the Hub nor
     bundled, one word (e.g. ``pypi:bfcl-eval``, a PyPI package)."""

@@ -274,6 +274,9 @@ class BenchmarkEntry(_Strict):
     ``python``, ``bash``); benchmarks that define their own tools ignore it."""
     max_turns: int | None = Field(None, gt=0)
     """Model turns per episode for this benchmark (overrides ``[run] max_turns``)."""
+    sandbox: str | None = None
+    """The sandbox provider of a benchmark that runs one (``terminal_lite``: ``bubblewrap``, the default,
+    or ``docker``, untested here); refused for benchmarks that run none."""
 
     @property
     def backend_kind(self) -> str | None:

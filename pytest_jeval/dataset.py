@@ -137,6 +137,7 @@ def load_samples(
     seed: int = 42,
     record_ids: Sequence[str] | None = None,
     max_samples: int | None = None,
+    sandbox: str | None = None,
 ) -> tuple[list[Sample], int]:
     """Load, convert and select samples. Returns ``(samples, skipped_rows)``.
 
@@ -148,6 +149,7 @@ def load_samples(
         subset=subset,
         seed=seed,
         data_dir=files[0].parent if files else None,
+        sandbox=sandbox,
     )
     rows = benchmark.read_rows(files, ctx) if benchmark.read_rows else load_rows(benchmark, files, split, subset)
     samples: list[Sample] = []

@@ -144,6 +144,7 @@ class EvalPlan:
                 seed=self.suite.run.seed,
                 record_ids=e.record_ids,
                 max_samples=e.max_samples,
+                sandbox=e.sandbox,
             )
             if pb.is_agent and e.repeats > 1:
                 samples, skipped = self._samples[name]
@@ -424,6 +425,10 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
             f"Benchmark name {bench.name!r}"
         )
     backend, notes = _backend(path, i, entry, bench)
+    if entry.sandbox is not None and entry.sandbox not in bench.sandboxes:
+        allowed = f"it takes {', '.join(repr(s) for s in bench.sandboxes)}" if bench.sandboxes else "it runs no sandbox"
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].sandbox: {entry.sandbox!r} is not a sandbox of "
+                         f"{entry.name!r} ({allowed})")
     files = _data_files(path, i, entry)
     if not files:
         files = bench.default_files(module.__file__)

@@ -122,3 +122,28 @@ def test_a_missing_rootfs_is_a_usage_error_before_any_request(pytester: pytest.P
     text = result.stderr.str() + result.stdout.str()
     assert "make rootfs" in text and "Traceback" not in text
     assert requests == []
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('sandbox = "docker"', 'sandbox = "docker" is not supported (it is untested here)'),
+    ('sandbox = "firecracker"', "benchmarks[0].sandbox: 'firecracker' is not a sandbox of 'terminal_lite'"),
+])
+def test_the_sandbox_key_picks_the_provider_and_an_unusable_one_is_refused(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, line: str, message: str) -> None:
+    monkeypatch.delenv("JEVAL_TERMINAL_DOCKER", raising=False)
+    with FakeOpenAIServer(script_responder({}, default="x")) as server:
+        suite = _suite(pytester, server.base_url)
+        suite.write_text(suite.read_text() + line + "\n")
+        result = pytester.runpytest_subprocess("--jeval-config", str(suite), "-p", "no:cacheprovider")
+        requests = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and requests == []
+    assert message in result.stderr.str() + result.stdout.str()
+
+
+def test_the_sandbox_key_is_refused_for_a_benchmark_without_a_sandbox(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".toml", suite='[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                                      '[[benchmarks]]\nname = "toolcall15"\nsandbox = "bubblewrap"\n')
+    result = pytester.runpytest_subprocess("--jeval-config", "suite.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "benchmarks[0].sandbox: 'bubblewrap' is not a sandbox of 'toolcall15' (it runs no sandbox)" in \
+        result.stderr.str()

@@ -26,7 +26,7 @@ from pytest_jeval import Benchmark, LoadContext, Sample, Score
 from pytest_jeval.agent import AgentSpec, Episode, HarnessError, ToolContext, ToolError, tool
 from pytest_jeval.dataset import DatasetLoadError
 from pytest_jeval.scoring.replay import stored_score
-from pytest_jeval.terminal.providers import ExecOutcome, ProviderUnavailable, Sandbox, get_provider
+from pytest_jeval.terminal.providers import PROVIDERS, ExecOutcome, ProviderUnavailable, Sandbox, get_provider
 from pytest_jeval.terminal.tasks import SETUP, TerminalTask, load_task
 
 SYSTEM_PROMPT = (
@@ -52,7 +52,7 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
         raise ValueError("terminal_lite rows name task folders relative to the index file")
     path = (ctx.data_dir / str(row["path"])).resolve()
     task = load_task(path)
-    sandbox = str(row.get("sandbox") or "bubblewrap")
+    sandbox = str(ctx.sandbox or row.get("sandbox") or "bubblewrap")  # the suite's key wins over the index
     provider = get_provider(sandbox)
     if task.needs_docker and provider.name != "docker":
         raise ValueError(f"task {task.id} has environment/Dockerfile, which only sandbox = \"docker\" can build")
@@ -193,6 +193,7 @@ BENCHMARK = Benchmark(
     scoring="the task's tests/test.sh in the sandbox after the episode (exit 0, or reward 1)",
     sample_count=14,
     backends=("agent",),
+    sandboxes=tuple(PROVIDERS),
     agent=AgentSpec(tools=[bash], environment=environment),
 )
 
