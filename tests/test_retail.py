@@ -672,7 +672,8 @@ def test_jeval_rescore_rebuilds_the_database_from_inline_trajectories(pytester: 
     scripts = {full.metadata["user_turns"][0]: oracle_steps(full),
                skipping.metadata["user_turns"][0]: oracle_steps(skipping, skip=0)}
     with FakeOpenAIServer(script_responder(scripts, default="no script")) as server:
-        suite = agent_suite(pytester, server, [full.id, skipping.id], extra="", head="")
+        # repeated runs (ids <task>@<n>) are rescored against their task's sample too
+        suite = agent_suite(pytester, server, [full.id, skipping.id], extra="repeats = 2", head="")
         suite.write_text(suite.read_text().replace("cache = false", 'cache = false\ntrajectories = "inline"'))
         assert pytester.runpytest("--jeval-config", str(suite)).ret == 1
         sent = server.request_count
@@ -685,9 +686,10 @@ def test_jeval_rescore_rebuilds_the_database_from_inline_trajectories(pytester: 
     assert "0 verdicts changed" in out and "summary fields changed: none" in out, out
     assert target.read_bytes() == source.read_bytes()
     records = {r["record_id"]: r for r in records_of(pytester)}
-    assert (records[full.id]["score"], records[skipping.id]["score"]) == (1.0, 0.0)
+    assert {rid: r["score"] for rid, r in records.items()} == {
+        f"{full.id}@1": 1.0, f"{full.id}@2": 1.0, f"{skipping.id}@1": 0.0, f"{skipping.id}@2": 0.0}
     # the rebuilt database follows the trajectory: a call that failed in the run is not replayed ...
-    record = copy.deepcopy(records[full.id])
+    record = copy.deepcopy(records[f"{full.id}@1"])
     calls = record["trajectory"]["tool_calls"]
     failed = {**calls[-1], "name": "modify_user_address", "error": "invalid arguments (the loop refused them)",
               "parsed": {"user_id": full.metadata["user_id"], **ADDRESS}}

@@ -126,6 +126,22 @@ def load_samples_for(benchmark: str | None, data: list[str], split: str | None) 
     return {s.id: s for s in samples}
 
 
+def sample_of(record: dict[str, Any], samples: dict[str, Sample]) -> Sample | None:
+    """The sample a record was made from; a repeated agent run (``<id>@<n>``, ``agent.repeat_of``) gets
+    its sample as the run had it (the repeat's id and ``repeat`` / ``repeat_of`` metadata)."""
+    found = samples.get(str(record["record_id"]))
+    if found is not None:
+        return found
+    agent = record.get("agent")
+    base = samples.get(str(agent.get("repeat_of"))) if isinstance(agent, dict) else None
+    if base is None or not isinstance(agent, dict):
+        return None
+    import dataclasses
+
+    return dataclasses.replace(base, id=str(record["record_id"]),
+                               metadata={**base.metadata, "repeat": agent.get("repeat"), "repeat_of": base.id})
+
+
 def run(args: argparse.Namespace) -> int:
     """Rescore one file, write the JSONL and its summary, print what changed."""
     source = load_result(args.file)
@@ -144,11 +160,11 @@ def run(args: argparse.Namespace) -> int:
     if scorer_needs_sample(name):
         samples = load_samples_for(benchmark, args.data or [], args.split)
         missing = [str(r["record_id"]) for r in source.records
-                   if r.get("error") is None and r["record_id"] not in samples]
+                   if r.get("error") is None and sample_of(r, samples) is None]
         if missing:
             raise ResultFileError(f"{len(missing)} record(s) not in the benchmark's data (first: {missing[0]!r}); "
                                   "give the run's data files with --data")
-    records = [rescore_record(r, name, sample=samples.get(r["record_id"]), reparse_judge=args.reparse_judge,
+    records = [rescore_record(r, name, sample=sample_of(r, samples), reparse_judge=args.reparse_judge,
                               workers=args.exec_workers) for r in source.records]
     write_records(out, records)
     summary = recompute_summary(records, source.stored)
