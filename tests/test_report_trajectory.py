@@ -228,6 +228,20 @@ def test_the_trajectory_shows_calls_results_errors_and_truncation(tmp_path: Path
     assert '<div class="body">answer ok</div>' in html and '<div class="body">question cut</div>' in html
 
 
+def test_an_external_agent_s_process_is_shown_escaped(tmp_path: Path) -> None:
+    trajectory = {**conversation("ext"), "external": {
+        "argv": ["my-agent", "--prompt-file", "/home/prompt.md"], "exit_status": 3, "containment": "pidns",
+        "survivors": 1, "stdout": f"final {HOSTILE}", "stdout_truncated": True, "stderr": "warning: slow"}}
+    html = build_report([load_result(write_run(tmp_path, [agent_record("ext")], sidecar_line("ext", trajectory)),
+                                     trajectories=True)])
+    assert "agent process: exit status 3; containment pidns; 1 process(es) killed after it" in html
+    assert '<pre class="args">my-agent --prompt-file /home/prompt.md</pre>' in html
+    assert "stdout (cut: head and tail kept)" in html and "warning: slow" in html
+    assert HOSTILE not in html  # escaped like every other part
+    names = [t for t, _ in parse(html).tags]
+    assert names.count("script") == 1 and "img" not in names
+
+
 def test_reasoning_and_calls_without_a_tool_message_are_shown(tmp_path: Path) -> None:
     trajectory = conversation("r")
     trajectory["messages"][1]["reasoning_content"] = "let me add"

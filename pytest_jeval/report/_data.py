@@ -270,7 +270,10 @@ def trajectory_problem(value: Any) -> str | None:
 
 
 def _plain_trajectory(value: dict[str, Any]) -> dict[str, Any]:
-    return {"messages": value["messages"], "tool_calls": value.get("tool_calls") or []}
+    out = {"messages": value["messages"], "tool_calls": value.get("tool_calls") or []}
+    if isinstance(value.get("external"), dict):  # an external agent's process: argv, exit status, output
+        out["external"] = value["external"]
+    return out
 
 
 def read_trajectory_lines(path: Path, known: set[str]) -> tuple[dict[str, dict[str, Any]], list[str]]:

@@ -181,6 +181,26 @@ def _message(message: dict[str, Any], pending: dict[str, list[dict[str, Any]]], 
     return f'<div class="{classes}"><div class="role">{label}</div>{"".join(body)}{notes}</div>'
 
 
+def _external(external: dict[str, Any], budget: _Budget) -> str:
+    """An external agent's process: its command line, exit status, containment and output tails."""
+    argv = external.get("argv")
+    facts = [f"exit status {_e(external.get('exit_status'))}"]
+    if external.get("containment") is not None:
+        facts.append(f"containment {_e(external.get('containment'))}")
+    if external.get("survivors"):
+        facts.append(f"{_e(external.get('survivors'))} process(es) killed after it")
+    parts = [f'<div class="msg role-tool"><div class="role">agent process: {"; ".join(facts)}</div>']
+    if isinstance(argv, list):
+        parts.append(budget.text(" ".join(str(a) for a in argv), "args", "pre"))
+    for stream in ("stdout", "stderr"):
+        text = external.get(stream)
+        if isinstance(text, str) and text:
+            cut = " (cut: head and tail kept)" if external.get(f"{stream}_truncated") else ""
+            parts.append(f'<div class="note">{stream}{cut}</div>{budget.text(text, "args", "pre")}')
+    parts.append("</div>")
+    return "".join(parts)
+
+
 def render(record: dict[str, Any], trajectory: dict[str, Any] | None) -> str:
     """The ``<details>`` block of an agent record (``trajectory`` as ``ResultFile.trajectories`` holds it)."""
     head = f"<summary>{_e(summary_line(record, trajectory))}</summary>"
@@ -205,6 +225,9 @@ def render(record: dict[str, Any], trajectory: dict[str, Any] | None) -> str:
                        "(the report shows the start of long trajectories)</p>")
             break
         out.append(_message(message, pending, budget))
+    external = trajectory.get("external")
+    if isinstance(external, dict) and budget.left > 0:
+        out.append(_external(external, budget))
     unanswered = [c for queue in pending.values() for c in queue]
     if unanswered and budget.left > 0:
         out.append(f'<p class="note">{len(unanswered)} tool call(s) with no tool message in the conversation:</p>')
