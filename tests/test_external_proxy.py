@@ -157,7 +157,7 @@ def test_the_command_backend_fills_its_placeholders_and_never_puts_the_key_on_th
     assert inv.argv == ["my-agent", "--prompt-file", "/h/prompt.md", "--in=/w", "m1", "http://127.0.0.1:9/v1"]
     assert inv.env == {} and inv.answer_from("  42\n", "", 0) == "42"
     env = ext_runner.agent_environment(home=Path("/h"), base_url="http://x/v1", key="dummy", model="m1", extra={})
-    assert set(env) == {"PATH", "HOME", "LANG", "OPENAI_BASE_URL", "OPENAI_API_KEY", "JEVAL_MODEL"}
+    assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "OPENAI_BASE_URL", "OPENAI_API_KEY", "JEVAL_MODEL"}
 
 
 def _suite(tmp_path: Path, bench: str, *, model: str = "", head: str = "") -> Path:

@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,7 +53,8 @@ def pid_namespace_wrapper() -> tuple[str, ...]:
 
     The file system is the host's, read-only (the agent needs its own installation), with a
     fresh ``/proc`` (no process of the harness can be seen), a minimal ``/dev`` and a private
-    ``/tmp``; :func:`confined_argv` makes the episode's workspace and home writable.
+    ``/tmp``; :func:`confined_argv` makes the episode's workspace and home writable and shows
+    the agent's installation again where it lies under the host's ``/tmp``.
     """
     if os.environ.get(NO_PIDNS_ENV) == "1":
         return ()
@@ -68,14 +70,40 @@ def pid_namespace_wrapper() -> tuple[str, ...]:
     return prefix if done.returncode == 0 else ()
 
 
-def confined_argv(argv: list[str], writable: list[Path]) -> list[str]:
-    """``argv`` inside :func:`pid_namespace_wrapper`, with only ``writable`` (and a private ``/tmp``)
-    writable; ``argv`` as it is where there is no wrapper (``JEVAL_EXTERNAL_NO_PIDNS=1``)."""
+def host_tmp_roots(paths: list[str], writable: list[Path]) -> list[str]:
+    """The top folders under the host's ``/tmp`` that ``paths`` lie in (an installation in a
+    ``mktemp -d`` checkout, say), except those holding a ``writable`` folder (the workspaces)."""
+    keep = [os.path.realpath(w) for w in writable]
+    roots: list[str] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        parts = real.split(os.sep)
+        if len(parts) < 3 or parts[1] != "tmp" or not parts[2]:
+            continue
+        root = os.sep.join(parts[:3])
+        if root not in roots and not any(w == root or w.startswith(root + os.sep) for w in keep):
+            roots.append(root)
+    return roots
+
+
+def confined_argv(argv: list[str], writable: list[Path], search_path: str = "") -> list[str]:
+    """``argv`` inside :func:`pid_namespace_wrapper`, with only ``writable`` writable; ``argv`` as it
+    is where there is no wrapper (``JEVAL_EXTERNAL_NO_PIDNS=1``).
+
+    The agent's ``/tmp`` is a private one. What it runs from the host's ``/tmp`` (the absolute
+    paths of ``argv``, the ``search_path`` entries, this interpreter and this package) is shown
+    again, read-only.
+    """
     wrapper = pid_namespace_wrapper()
     if not wrapper:
         return list(argv)
+    import pytest_jeval
+
+    candidates = [a for a in argv if a.startswith(os.sep)] + [p for p in search_path.split(os.pathsep) if p]
+    candidates += [sys.executable, sys.prefix, sys.base_prefix, os.path.dirname(pytest_jeval.__file__)]
+    shown = [arg for root in host_tmp_roots(candidates, writable) for arg in ("--ro-bind", root, root)]
     binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
-    return [*wrapper[:-1], *binds, "--", *argv]
+    return [*wrapper[:-1], *shown, *binds, "--", *argv]
 
 
 NO_PIDNS_ENV = "JEVAL_EXTERNAL_NO_PIDNS"
@@ -215,6 +243,7 @@ def agent_environment(*, home: Path, base_url: str, key: str, model: str,
     env = {
         "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(home),
+        "TMPDIR": str(home / "tmp"),  # the rest of the file system, /tmp included, is read-only to the agent
         "LANG": os.environ.get("LANG") or "C.UTF-8",
         "OPENAI_BASE_URL": base_url,
         "OPENAI_API_KEY": key,
@@ -290,6 +319,7 @@ async def run_external_episode(plan: EvalPlan, bench: str, model: str, sample: S
         base_url = await proxy.start()
         prompt_file = Path(home) / "prompt.md"
         prompt_file.write_text(prompt_text(messages), encoding="utf-8")
+        (Path(home) / "tmp").mkdir(mode=0o700, exist_ok=True)  # the agent's TMPDIR
         invocation = agent.invocation(prompt_file=prompt_file, workspace=Path(workspace), home=Path(home),
                                       model=model, base_url=base_url, api_key=proxy.key)
         for rel, content in invocation.files.items():
@@ -340,7 +370,8 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
     never waits for a daemon that holds them open.
     """
     home = env.get("HOME")
-    argv = confined_argv(list(invocation.argv), [workspace, *([Path(home)] if home else [])])
+    writable = [workspace, *([Path(home)] if home else [])]
+    argv = confined_argv(list(invocation.argv), writable, env.get("PATH", ""))
     out, err = Capture(), Capture()
     started = time.monotonic()
     out_r, out_w = os.pipe()
