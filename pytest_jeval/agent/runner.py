@@ -15,7 +15,6 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from pytest_jeval.agent.loop import Limits, run_episode
 from pytest_jeval.agent.spec import AgentSpec, AsyncChat
 from pytest_jeval.agent.tools import Tool, ToolContext
 from pytest_jeval.engines.base import Messages, Reply, as_messages
+from pytest_jeval.runner.loopthread import LoopThread
 from pytest_jeval.sample import Sample
 
 if TYPE_CHECKING:
@@ -75,32 +75,19 @@ class EpisodeRunner:
 
     def __init__(self, plan: EvalPlan) -> None:
         self.plan = plan
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._thread = LoopThread("jeval-episodes", self._setup)
         self._slots: asyncio.Semaphore | None = None
         self.started = 0
         """Episodes started in this process."""
 
+    def _setup(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the episodes' thread: the tools' worker threads and the bound on open episodes."""
+        workers = max(8, self.plan.suite.run.max_exec_workers or (os.cpu_count() or 2) * 2)
+        loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(workers, "jeval-tools"))
+        self._slots = asyncio.Semaphore(self.plan.suite.run.episodes_in_flight)
+
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                workers = max(8, self.plan.suite.run.max_exec_workers or (os.cpu_count() or 2) * 2)
-                loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(workers, "jeval-tools"))
-                ready = threading.Event()
-
-                def run() -> None:
-                    asyncio.set_event_loop(loop)
-                    self._slots = asyncio.Semaphore(self.plan.suite.run.episodes_in_flight)
-                    loop.call_soon(ready.set)
-                    loop.run_forever()
-
-                self._thread = threading.Thread(target=run, name="jeval-episodes", daemon=True)
-                self._thread.start()
-                ready.wait()
-                self._loop = loop
-            return self._loop
+        return self._thread.loop()
 
     def start(self, bench: str, model: str, sample: Sample, *, scheduler: Scheduler, endpoint: Endpoint,
               user: tuple[Scheduler, Endpoint] | None = None) -> concurrent.futures.Future[Episode]:
@@ -172,23 +159,5 @@ class EpisodeRunner:
         return chat
 
     def close(self) -> None:
-        """Cancel the open episodes and stop the loop."""
-        loop = self._loop
-        if loop is None:
-            return
-
-        async def shutdown() -> None:
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        try:
-            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=30)
-        except Exception:
-            pass
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        loop.close()
-        self._loop = None
+        """Cancel the open episodes (their workspaces are removed) and stop the loop."""
+        self._thread.stop(timeout=30)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -26,6 +25,7 @@ from pytest_jeval.engines import openai_compat
 from pytest_jeval.engines.base import EndpointError, Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.runner.cache import ResponseCache
+from pytest_jeval.runner.loopthread import LoopThread
 
 Call = tuple[Endpoint, ChatRequest]
 
@@ -169,9 +169,7 @@ class CallScheduler:
 
     def __init__(self, cache: ResponseCache | None = None) -> None:
         self.core = CallCore(cache)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._thread = LoopThread("jeval-calls")
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -184,21 +182,7 @@ class CallScheduler:
         return self.core.stats
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                ready = threading.Event()
-
-                def run() -> None:
-                    asyncio.set_event_loop(loop)
-                    loop.call_soon(ready.set)
-                    loop.run_forever()
-
-                self._thread = threading.Thread(target=run, name="jeval-calls", daemon=True)
-                self._thread.start()
-                ready.wait()
-                self._loop = loop
-            return self._loop
+        return self._thread.loop()
 
     def start(self) -> None:
         """Start the loop thread now rather than at the first call."""
@@ -206,26 +190,7 @@ class CallScheduler:
 
     def close(self) -> None:
         """Cancel what is still pending, close the clients and stop the loop."""
-        loop = self._loop
-        if loop is None:
-            return
-
-        async def shutdown() -> None:
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await self.core.aclose()
-
-        try:
-            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
-        except Exception:
-            pass
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        loop.close()
-        self._loop = None
+        self._thread.stop(self.core.aclose)
 
     def submit(
         self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True
