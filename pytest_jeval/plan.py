@@ -9,17 +9,29 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
 from pytest_jeval.benchmark import Benchmark, find_benchmark
-from pytest_jeval.config import OPENAI_COMPATIBLE_ENGINES, BenchmarkEntry, ModelEntry, Suite, SuiteError, load_suite
+from pytest_jeval.config import (
+    OPENAI_COMPATIBLE_ENGINES,
+    BenchmarkEntry,
+    Judge,
+    ModelEntry,
+    Suite,
+    SuiteError,
+    UserModel,
+    load_suite,
+)
 from pytest_jeval.dataset import load_samples
 from pytest_jeval.engines.base import PromptLike
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
 from pytest_jeval.engines.settings import RequestSettings, adapt, build_request
 from pytest_jeval.sample import Sample
+
+if TYPE_CHECKING:
+    from pytest_jeval.agent.spec import AgentSpec
 
 
 @dataclass
@@ -35,6 +47,14 @@ class PlannedBenchmark:
     """``direct`` or ``agent``: how this benchmark's samples are run."""
     notes: list[str] = field(default_factory=list)
     """What the suite sets that this benchmark does not use, in words (shown once in the terminal)."""
+
+    @property
+    def agent_spec(self) -> AgentSpec:
+        """How the benchmark runs as an agent: its own :class:`AgentSpec`, else the default one
+        (its prompt, with the suite's ``tools``)."""
+        from pytest_jeval.agent.spec import AgentSpec
+
+        return self.benchmark.agent or AgentSpec()
 
     @property
     def is_agent(self) -> bool:
@@ -234,28 +254,12 @@ class EvalPlan:
         if cfg is None:
             return None
         name = (self.benchmarks[bench].entry.judge_model if bench is not None else None) or cfg.model
-        temperature = cfg.temperature if isinstance(cfg.temperature, (int, float)) else 0.0
-        return adapt(
-            name,
-            temperature=float(temperature),
-            max_tokens=int(cfg.max_tokens or 1024),
-            token_param=cfg.token_param,
-            temperature_override=cfg.temperature if "temperature" in cfg.model_fields_set else None,
-        )
+        return _helper_settings(cfg, name)
 
     def user_settings(self) -> RequestSettings | None:
         """The settings of the ``[user]`` model (the simulated user of multi-turn agent tasks), or None."""
         cfg = self.suite.user
-        if cfg is None:
-            return None
-        temperature = cfg.temperature if isinstance(cfg.temperature, (int, float)) else 0.0
-        return adapt(
-            cfg.model,
-            temperature=float(temperature),
-            max_tokens=int(cfg.max_tokens or 1024),
-            token_param=cfg.token_param,
-            temperature_override=cfg.temperature if "temperature" in cfg.model_fields_set else None,
-        )
+        return _helper_settings(cfg, cfg.model) if cfg is not None else None
 
     def adaptations(self) -> list[str]:
         """One line per model (and judge) whose requests differ from the suite's settings, saying how."""
@@ -279,6 +283,19 @@ class EvalPlan:
         definition = self.benchmarks[bench].benchmark
         prompt = definition.prompt(sample)
         return None if prompt is None else self.request(bench, model, prompt, **definition.request_options)
+
+
+def _helper_settings(cfg: Judge | UserModel, name: str) -> RequestSettings:
+    """The settings of a helper model (``[judge]`` or ``[user]``): its own temperature (0 unless set)
+    and token limit (1024 unless set), adapted to what ``name`` accepts."""
+    temperature = cfg.temperature if isinstance(cfg.temperature, (int, float)) else 0.0
+    return adapt(
+        name,
+        temperature=float(temperature),
+        max_tokens=int(cfg.max_tokens or 1024),
+        token_param=cfg.token_param,
+        temperature_override=cfg.temperature if "temperature" in cfg.model_fields_set else None,
+    )
 
 
 def repeated(samples: list[Sample], repeats: int) -> list[Sample]:

@@ -222,9 +222,7 @@ class Runtime:
                     try:
                         self._episodes[key] = self.start_episode(bench, model, sample)
                     except Exception as exc:  # the item starts it again and fails on its own
-                        self.prefetch_failed += 1
-                        if len(self.prefetch_errors) < MAX_PREFETCH_ERRORS:
-                            self.prefetch_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}"[:500])
+                        self._not_sent_ahead(item, exc)
                 continue
             if "response" not in names:
                 continue
@@ -232,9 +230,7 @@ class Runtime:
                 endpoint = self.endpoint(model)
                 request = self.plan.sample_request(bench, model, sample)
             except Exception as exc:  # counted and reported; the item itself raises it when it runs
-                self.prefetch_failed += 1
-                if len(self.prefetch_errors) < MAX_PREFETCH_ERRORS:
-                    self.prefetch_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}"[:500])
+                self._not_sent_ahead(item, exc)
                 continue
             if request is None:
                 continue
@@ -243,6 +239,12 @@ class Runtime:
             return
         for (endpoint, request), future in zip(calls, self.scheduler.submit_many(calls)):
             self._prefetched.setdefault(request.cache_key(endpoint), collections.deque()).append(future)
+
+    def _not_sent_ahead(self, item: pytest.Item, exc: Exception) -> None:
+        """Count an item whose call (or episode) could not be started ahead, keeping the first reasons."""
+        self.prefetch_failed += 1
+        if len(self.prefetch_errors) < MAX_PREFETCH_ERRORS:
+            self.prefetch_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}"[:500])
 
     def estimated_calls(self) -> int:
         """Samples x models still to run, before collection (which may deselect some)."""

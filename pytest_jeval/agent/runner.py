@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_jeval.agent.episode import Episode
 from pytest_jeval.agent.loop import Limits, run_episode
-from pytest_jeval.agent.spec import AgentSpec, AsyncChat
+from pytest_jeval.agent.spec import AsyncChat
 from pytest_jeval.agent.tools import Tool, ToolContext
 from pytest_jeval.engines.base import Messages, Reply, as_messages
 from pytest_jeval.runner.loopthread import LoopThread
@@ -39,7 +39,7 @@ DEFAULT_MAX_TURNS = 10
 def episode_tools(plan: EvalPlan, bench: str, sample: Sample) -> list[Tool]:
     """The tools of one episode: the benchmark's own, else the built-ins the suite (or the benchmark) names."""
     planned = plan.benchmarks[bench]
-    spec = planned.benchmark.agent or AgentSpec()
+    spec = planned.agent_spec
     if spec.tools:
         own = spec.tools(sample) if callable(spec.tools) else spec.tools
         return list(own)
@@ -52,7 +52,7 @@ def episode_limits(plan: EvalPlan, bench: str) -> Limits:
     """The limits of this benchmark's episodes: benchmark > ``[run]`` > built-in, capped by the benchmark's own."""
     run = plan.suite.run
     planned = plan.benchmarks[bench]
-    spec = planned.benchmark.agent or AgentSpec()
+    spec = planned.agent_spec
     turns = planned.entry.max_turns or run.max_turns or spec.max_turns or DEFAULT_MAX_TURNS
     if spec.max_turns is not None:
         turns = min(turns, spec.max_turns)
@@ -63,7 +63,7 @@ def episode_limits(plan: EvalPlan, bench: str) -> Limits:
 def first_messages(plan: EvalPlan, bench: str, model: str, sample: Sample) -> Messages:
     """The episode's opening messages: the benchmark's agent prompt (or its prompt), with the suite's system prompt."""
     planned = plan.benchmarks[bench]
-    spec = planned.benchmark.agent or AgentSpec()
+    spec = planned.agent_spec
     prompt = spec.prompt(sample) if spec.prompt is not None else planned.benchmark.prompt(sample)
     if prompt is None:
         raise ValueError(f"{bench} has no prompt for sample {sample.id!r}")
@@ -114,7 +114,7 @@ class EpisodeRunner:
             from pytest_jeval.external.runner import run_external_episode
 
             return await run_external_episode(plan, bench, model, sample, scheduler, endpoint)
-        spec = planned.benchmark.agent or AgentSpec()
+        spec = planned.agent_spec
         tools = episode_tools(plan, bench, sample)
         specs = [t.spec() for t in tools] or None
         files: Sequence[Any] = spec.attachments(sample) if spec.attachments is not None else ()

@@ -291,13 +291,12 @@ async def run_external_episode(plan: EvalPlan, bench: str, model: str, sample: S
     invocation), so the ``response`` and ``episode`` fixtures work as for the agent backend.
     """
     from pytest_jeval.agent.runner import episode_limits, first_messages
-    from pytest_jeval.agent.spec import AgentSpec
     from pytest_jeval.agent.workspace import make_workspace, remove_workspace
     from pytest_jeval.external.base import get_agent
     from pytest_jeval.external.proxy import RecordingProxy
 
     planned = plan.benchmarks[bench]
-    spec = planned.benchmark.agent or AgentSpec()
+    spec = planned.agent_spec
     agent = agent or get_agent(planned.backend, planned.entry)
     limits = episode_limits(plan, bench)
     messages = first_messages(plan, bench, model, sample)

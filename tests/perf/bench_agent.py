@@ -24,17 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-PY = sys.executable
-REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_throughput import PY, Server  # the fake server CLI as a subprocess, with its stats
 
 BENCH = '''
 from pytest_jeval import Benchmark, Sample
@@ -79,35 +77,6 @@ tools = ["calculator"]
     return suite
 
 
-class Server:
-    """The fake server CLI as a subprocess; its stats come back on stop()."""
-
-    def __init__(self, latency: float, slots: int, turns: int) -> None:
-        self.cmd = [PY, "-m", "pytest_jeval.testing.openai_server", "--port", "0", "--latency", str(latency),
-                    "--slots", str(slots), "--tool-turns", str(turns), "--default-answer", "OK"]
-
-    def __enter__(self) -> Server:
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, text=True, cwd=REPO)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("READY "):
-            self.proc.kill()
-            raise RuntimeError(f"server did not start: {line!r}")
-        self.url = line.split()[1]
-        return self
-
-    def stop(self) -> dict[str, Any]:
-        self.proc.send_signal(signal.SIGTERM)
-        out, _ = self.proc.communicate(timeout=60)
-        stats: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-        return stats
-
-    def __exit__(self, *exc: object) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
 def run_pytest(suite: Path, work: Path) -> tuple[float, float, int, str]:
     """Wall, CPU (process and descendants), exit status and output of one pytest run."""
     cmd = [PY, "-m", "pytest", "--jeval-config", str(suite), "-q", "-p", "no:cacheprovider"]
@@ -123,7 +92,7 @@ def run_pytest(suite: Path, work: Path) -> tuple[float, float, int, str]:
 def one(args: argparse.Namespace, latency: float) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="jeval-bench-agent-") as tmp:
         work = Path(tmp)
-        with Server(latency, args.slots, args.turns) as server:
+        with Server(None, latency, args.slots, default="OK", extra=("--tool-turns", str(args.turns))) as server:
             suite = write_project(work, args.episodes, server.url, args.slots, args.turns)
             wall, cpu, code, output = run_pytest(suite, work)
             stats = server.stop()

@@ -143,9 +143,11 @@ def run_measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, t
 class Server:
     """The fake server CLI as a subprocess; its stats come back on stop()."""
 
-    def __init__(self, answers: Path, latency: float, slots: int) -> None:
+    def __init__(self, answers: Path | None, latency: float, slots: int, *, default: str = "no idea",
+                 extra: tuple[str, ...] = ()) -> None:
         self.cmd = [PY, "-m", "pytest_jeval.testing.openai_server", "--port", "0", "--latency", str(latency),
-                    "--slots", str(slots), "--answers", str(answers), "--default-answer", "no idea"]
+                    "--slots", str(slots), *(("--answers", str(answers)) if answers is not None else ()),
+                    "--default-answer", default, *extra]
 
     def __enter__(self) -> Server:
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, text=True)
