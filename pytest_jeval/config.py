@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -454,20 +455,30 @@ def _format_validation_error(path: Path, err: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def parse_suite(text: str, path: Path) -> Suite:
-    """Parse and validate suite TOML text; raise SuiteError naming ``path`` and the key path."""
+def parse_suite(text: str, path: Path, *, overrides: Sequence[str] = ()) -> Suite:
+    """Parse and validate suite TOML text; raise SuiteError naming ``path`` and the key path.
+
+    ``overrides`` (``KEY=VALUE``, as ``--jeval-set`` takes them) are applied before validation
+    (:mod:`pytest_jeval.overrides`); an error they cause names the one that set the key.
+    """
+    from pytest_jeval.overrides import OverrideError, apply_overrides, parse_overrides
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SuiteError(f"invalid suite {path}: malformed TOML: {exc}") from None
     try:
+        applied = apply_overrides(data, parse_overrides(overrides))
+    except OverrideError as exc:
+        raise SuiteError(f"invalid suite {path}:\n  {exc}") from None
+    try:
         return Suite.model_validate(data)
     except ValidationError as exc:
-        raise SuiteError(_format_validation_error(path, exc)) from None
+        raise SuiteError(applied.annotate(_format_validation_error(path, exc))) from None
 
 
-def load_suite(path: str | os.PathLike[str]) -> Suite:
-    """Read, parse and validate a suite file."""
+def load_suite(path: str | os.PathLike[str], *, overrides: Sequence[str] = ()) -> Suite:
+    """Read, parse and validate a suite file (with ``overrides`` applied, see :func:`parse_suite`)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -475,4 +486,4 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
         raise SuiteError(f"suite file not found: {p}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"cannot read suite file {p}: {exc}") from None
-    return parse_suite(text, p)
+    return parse_suite(text, p, overrides=overrides)

@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -16,6 +17,7 @@ from pydantic import SecretStr
 from pytest_jeval.benchmark import Benchmark, find_benchmark
 from pytest_jeval.config import (
     OPENAI_COMPATIBLE_ENGINES,
+    BackendExternal,
     BenchmarkEntry,
     Judge,
     ModelEntry,
@@ -86,17 +88,34 @@ class EvalPlan:
     models: dict[str, ModelEntry]
     local_base_url: str | None = None
     """URL of the bundled local model's server, once started."""
+    overrides: tuple[str, ...] = ()
+    """The ``--jeval-set KEY=VALUE`` overrides applied to the suite file, as given."""
     _samples: dict[str, tuple[list[Sample], int]] = field(default_factory=dict)
     _settings: dict[tuple[str, str], RequestSettings] = field(default_factory=dict)
 
     # -- construction ----------------------------------------------------------------
     @classmethod
     def from_file(
-        cls, path: Path, *, invocation_dir: Path, output_dir: str | None = None, use_cache: bool = True
+        cls, path: Path, *, invocation_dir: Path, output_dir: str | None = None, use_cache: bool = True,
+        overrides: Sequence[str] = (),
     ) -> EvalPlan:
-        """Load and resolve a suite; raise SuiteError with the file and key path on any problem."""
+        """Load and resolve a suite, with ``overrides`` (``--jeval-set KEY=VALUE``) applied before
+        validation; raise SuiteError with the file and key path (and the override) on any problem."""
         path = path if path.is_absolute() else invocation_dir / path
-        suite = load_suite(path)
+        suite = load_suite(path, overrides=overrides)
+        try:
+            plan = cls._resolve(suite, path, invocation_dir=invocation_dir, output_dir=output_dir, use_cache=use_cache)
+        except SuiteError as exc:
+            from pytest_jeval.overrides import applied_to
+
+            raise SuiteError(applied_to(path, overrides).annotate(str(exc))) from exc.__cause__
+        plan.overrides = tuple(overrides)
+        return plan
+
+    @classmethod
+    def _resolve(cls, suite: Suite, path: Path, *, invocation_dir: Path, output_dir: str | None,
+                 use_cache: bool) -> EvalPlan:
+        """The plan of a validated suite (what ``from_file`` checks past validation)."""
         out = Path(output_dir or suite.run.output_dir)
         out = out if out.is_absolute() else invocation_dir / out
         cache_dir: Path | None = None
@@ -173,15 +192,14 @@ class EvalPlan:
 
     # -- endpoints and requests ------------------------------------------------------
     def endpoint_for(self, entry: ModelEntry | None = None, *, judge: bool = False, user: bool = False) -> Endpoint:
-        """Resolve base_url and key: entry, then JARVIS_BACKEND_* env vars, then ``[backend.external]``,
-        then JEVAL_* env vars (the JARVIS_BACKEND_* variables override the TOML, as in the reference).
+        """Resolve base_url and key by :func:`resolve_endpoint` (the entry, then the environment, then
+        ``[backend.external]``, then the engine's default).
 
         ``judge`` resolves the ``[judge]`` table's endpoint, ``user`` the ``[user]`` table's.
         """
         src: Any = self.suite.user if user else self.suite.judge if judge else entry
         assert src is not None
         run = self.suite.run
-        ext = self.suite.backend.external
         engine = src.engine or "openai"
         if engine == "local":
             if self.local_base_url is None:
@@ -189,18 +207,7 @@ class EvalPlan:
             base_url: str | None = self.local_base_url
             key = SecretStr("local")
         else:
-            base_url = (
-                src.base_url
-                or os.environ.get("JARVIS_BACKEND_BASE_URL")
-                or ext.base_url
-                or os.environ.get("JEVAL_BASE_URL")
-                or OPENAI_COMPATIBLE_ENGINES.get(engine)
-            )
-            found = (_key(src.api_key, src.api_key_env) or _env_secret("JARVIS_BACKEND_API_KEY") or ext.api_key
-                     or _env_secret("JEVAL_API_KEY"))
-            if found is None and base_url is None:
-                found = _env_secret("OPENAI_API_KEY")
-            key = found if found is not None else SecretStr("EMPTY")
+            base_url, key = resolve_endpoint(src, self.suite.backend.external, engine)
         # The local server answers one request at a time: more in flight would only queue
         # there and eat into each request's timeout.
         default_concurrency = 1 if engine == "local" else run.concurrency
@@ -285,6 +292,55 @@ class EvalPlan:
         return None if prompt is None else self.request(bench, model, prompt, **definition.request_options)
 
 
+BASE_URL_ENV = ("JEVAL_BASE_URL", "JARVIS_BACKEND_BASE_URL")
+"""Environment variables giving every endpoint's base URL, first set wins (``JARVIS_BACKEND_*``: the reference's)."""
+API_KEY_ENV = ("JEVAL_API_KEY", "JARVIS_BACKEND_API_KEY")
+"""Environment variables giving every endpoint's key, first set wins."""
+VLLM_HOST_ENV = "VLLM_HOST"
+"""The default base URL of ``engine = "vllm"`` (``http://host:port``; ``/v1`` is added)."""
+
+
+def resolve_endpoint(src: ModelEntry | Judge | UserModel, ext: BackendExternal, engine: str,
+                     environ: Mapping[str, str] | None = None) -> tuple[str | None, SecretStr]:
+    """The base URL and key of a remote endpoint; in each column the first source set wins
+    (docs/configuration.md, "Endpoint resolution"):
+
+    ====  ====================================  ================================================
+    row   base URL                              key
+    ====  ====================================  ================================================
+    1     the entry's ``base_url``              the entry's ``api_key`` / ``$api_key_env``
+    2     ``$JEVAL_BASE_URL``                   ``$JEVAL_API_KEY``
+    3     ``$JARVIS_BACKEND_BASE_URL``          ``$JARVIS_BACKEND_API_KEY``
+    4     ``[backend.external] base_url``       ``[backend.external] api_key``
+    5     ``$VLLM_HOST`` (``engine = "vllm"``)  ``$OPENAI_API_KEY``, only when no base URL is set
+    6     the engine's built-in default URL     ``EMPTY``
+    ====  ====================================  ================================================
+
+    An empty variable counts as unset. ``[judge]`` and ``[user]`` resolve the same way.
+    """
+    env = os.environ if environ is None else environ
+    base_url = (src.base_url or _first_env(env, BASE_URL_ENV) or ext.base_url
+                or _engine_default(engine, env))
+    key = _key(src.api_key, src.api_key_env, env) or _secret(_first_env(env, API_KEY_ENV)) or ext.api_key
+    if key is None and base_url is None:
+        key = _secret(env.get("OPENAI_API_KEY"))
+    return base_url, key if key is not None else SecretStr("EMPTY")
+
+
+def _first_env(env: Mapping[str, str], names: Sequence[str]) -> str | None:
+    return next((env[n] for n in names if env.get(n)), None)
+
+
+def _engine_default(engine: str, env: Mapping[str, str]) -> str | None:
+    """The engine's default base URL: ``$VLLM_HOST`` for vllm (``host:port`` or ``http://host:port``,
+    ``/v1`` added unless there), else the built-in one."""
+    host = env.get(VLLM_HOST_ENV, "").strip() if engine == "vllm" else ""
+    if not host:
+        return OPENAI_COMPATIBLE_ENGINES.get(engine)
+    url = (host if "://" in host else f"http://{host}").rstrip("/")
+    return url if url.endswith("/v1") else f"{url}/v1"
+
+
 def _helper_settings(cfg: Judge | UserModel, name: str) -> RequestSettings:
     """The settings of a helper model (``[judge]`` or ``[user]``): its own temperature (0 unless set)
     and token limit (1024 unless set), adapted to what ``name`` accepts."""
@@ -314,16 +370,15 @@ def _relative(suite_path: Path, value: str) -> Path:
     return p if p.is_absolute() else suite_path.parent / p
 
 
-def _env_secret(name: str) -> SecretStr | None:
-    value = os.environ.get(name)
+def _secret(value: str | None) -> SecretStr | None:
     return SecretStr(value) if value else None
 
 
-def _key(api_key: SecretStr | None, env: str | None) -> SecretStr | None:
+def _key(api_key: SecretStr | None, name: str | None, env: Mapping[str, str]) -> SecretStr | None:
     if api_key is not None:
         return api_key
-    if env:
-        return _env_secret(env)
+    if name:
+        return _secret(env.get(name))
     return None
 
 

@@ -48,6 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not read or write the on-disk response cache")
     group.addoption("--jeval-list", dest="jeval_list", action="store_true", default=False,
                     help="print the benchmark and evaluator catalogs and exit")
+    group.addoption("--jeval-set", dest="jeval_set", action="append", metavar="KEY=VALUE", default=None,
+                    help="override a suite key, e.g. run.seed=7 or benchmarks.gsm8k.max_samples=20 (repeatable)")
     group.addoption("--jeval-energy", dest="jeval_energy", action="store_true", default=False,
                     help="measure GPU energy around model calls (NVML), like [run] telemetry = true")
     parser.addini("jeval_config", "default suite file for --jeval-config", default=None)
@@ -93,6 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
             invocation_dir=config.invocation_params.dir,
             output_dir=_option(config, "jeval_output"),
             use_cache=not config.getoption("jeval_no_cache"),
+            overrides=config.getoption("jeval_set") or (),
         )
     except SuiteError as exc:
         raise pytest.UsageError(str(exc)) from None
