@@ -63,6 +63,8 @@ def _split(text: str) -> tuple[str, str]:
             quote = ch
         elif ch == "=":
             return text[:i].strip(), text[i + 1:]
+    if quote:
+        raise OverrideError(f"{OPTION} {text!r}: the key has an unclosed {quote} (expected KEY=VALUE)")
     raise OverrideError(f"{OPTION} {text!r}: expected KEY=VALUE (e.g. {OPTION} run.seed=7)")
 
 

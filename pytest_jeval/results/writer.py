@@ -384,6 +384,7 @@ class ResultsWriter:
             "suite": self.plan.suite.meta.name or self.plan.path.stem,
             "description": self.plan.suite.meta.description,
             "suite_file": str(self.plan.path),
+            "overrides": list(self.plan.overrides),
             "started_at": self.started_at,
             "ended_at": ended,
             "runs": runs,
