@@ -135,9 +135,10 @@ name = "quickstart"
     own = plan.endpoint_for(plan.models["own"])
     assert (own.base_url, own.api_key.get_secret_value()) == ("http://own:3/v1", "model-key")
     ext = plan.endpoint_for(plan.models["ext"])
-    assert (ext.base_url, ext.api_key.get_secret_value()) == ("http://external:2/v1", "env-key")
+    assert (ext.base_url, ext.api_key.get_secret_value()) == ("http://env-host:1/v1", "env-key")  # env over TOML
     assert "model-key" not in repr(own) and "env-key" not in repr(ext)
     monkeypatch.delenv("JEVAL_BASE_URL")
+    assert plan.endpoint_for(plan.models["ext"]).base_url == "http://external:2/v1"
     plan.suite.backend.external.base_url = None
     assert plan.endpoint_for(plan.models["ext"]).base_url is None  # the client's default (api.openai.com)
     assert plan.endpoint_for(plan.models["vllm-model"]).base_url == "http://localhost:8000/v1"

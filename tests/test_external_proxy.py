@@ -224,13 +224,12 @@ def test_jarvis_backend_variables_override_the_toml_and_the_model_entry_override
     model = plan.models["m"]
     ep = plan.endpoint_for(model)
     assert (ep.base_url, ep.api_key.get_secret_value()) == ("http://toml:1/v1", "toml-key-12345678")
-    monkeypatch.setenv("JEVAL_BASE_URL", "http://jeval:3/v1")
-    monkeypatch.setenv("JEVAL_API_KEY", "jeval-key-12345678")
-    assert plan.endpoint_for(model).base_url == "http://toml:1/v1"  # JEVAL_* stays below the TOML
     monkeypatch.setenv("JARVIS_BACKEND_BASE_URL", "http://env:2/v1")
     monkeypatch.setenv("JARVIS_BACKEND_API_KEY", "jarvis-key-12345678")
     ep = plan.endpoint_for(model)
     assert (ep.base_url, ep.api_key.get_secret_value()) == ("http://env:2/v1", "jarvis-key-12345678")
+    monkeypatch.setenv("JEVAL_BASE_URL", "http://jeval:3/v1")  # JEVAL_* wins over its JARVIS_BACKEND_* alias
+    assert plan.endpoint_for(model).base_url == "http://jeval:3/v1"
     assert "jarvis-key-12345678" in redact.plan_keys(plan)  # so it is redacted like every other key
     own = _plan(tmp_path, "", head=head, model='base_url = "http://own:4/v1"\napi_key = "own-key-12345678"')
     ep = own.endpoint_for(own.models["m"])

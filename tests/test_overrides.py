@@ -105,7 +105,7 @@ def test_a_selector_names_the_label_of_an_entry_that_has_one(tmp_path: Path) -> 
     assert data["benchmarks"][1]["max_samples"] == 5 and "max_samples" not in data["benchmarks"][0]
     assert applied.annotate("  benchmarks[1].max_samples: bad") == \
         "  benchmarks[1].max_samples: bad (from --jeval-set benchmarks.main.max_samples=5)"
-    with pytest.raises(OverrideError, match="no benchmarks entry has the label or name 'gpqa'.*'diamond', 'main'"):
+    with pytest.raises(OverrideError, match=r"no benchmarks entry has the label or name 'gpqa'.*'diamond', 'main'"):
         apply_overrides(data, parse_overrides(["benchmarks.gpqa.max_samples=5"]))
 
 
