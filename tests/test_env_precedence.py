@@ -24,29 +24,35 @@ class Source:
 
     name: str
     value: str | None
+    doc: str = ""
+    """Text the row's cell in docs/configuration.md holds."""
     entry: str = ""
     external: str = ""
     env: dict[str, str] = field(default_factory=dict)
 
 
 BASE_URL_ROWS = [
-    Source("entry", "http://entry:1/v1", entry='base_url = "http://entry:1/v1"'),
-    Source("JEVAL_BASE_URL", "http://jeval:2/v1", env={"JEVAL_BASE_URL": "http://jeval:2/v1"}),
-    Source("JARVIS_BACKEND_BASE_URL", "http://jarvis:3/v1", env={"JARVIS_BACKEND_BASE_URL": "http://jarvis:3/v1"}),
-    Source("[backend.external]", "http://external:4/v1", external='base_url = "http://external:4/v1"'),
-    Source("VLLM_HOST", "http://gpu-node:8000/v1", env={"VLLM_HOST": "http://gpu-node:8000"}),
-    Source("engine default", "http://localhost:8000/v1"),
+    Source("entry", "http://entry:1/v1", "the entry's `base_url`", entry='base_url = "http://entry:1/v1"'),
+    Source("JEVAL_BASE_URL", "http://jeval:2/v1", "$JEVAL_BASE_URL", env={"JEVAL_BASE_URL": "http://jeval:2/v1"}),
+    Source("JARVIS_BACKEND_BASE_URL", "http://jarvis:3/v1", "$JARVIS_BACKEND_BASE_URL",
+           env={"JARVIS_BACKEND_BASE_URL": "http://jarvis:3/v1"}),
+    Source("[backend.external]", "http://external:4/v1", "[backend.external].base_url",
+           external='base_url = "http://external:4/v1"'),
+    Source("VLLM_HOST", "http://gpu-node:8000/v1", "$VLLM_HOST", env={"VLLM_HOST": "http://gpu-node:8000"}),
+    Source("engine default", "http://localhost:8000/v1", "the engine's default URL"),
 ]
 """Base URL rows, for ``engine = "vllm"`` (the only engine ``VLLM_HOST`` applies to)."""
 
 KEY_ROWS = [
-    Source("entry api_key_env", "entry-key-0001", entry='api_key_env = "ENTRY_KEY_VAR"',
+    Source("entry api_key_env", "entry-key-0001", "the entry's `api_key`, or `$api_key_env`", entry='api_key_env = "ENTRY_KEY_VAR"',
            env={"ENTRY_KEY_VAR": "entry-key-0001"}),
-    Source("JEVAL_API_KEY", "jeval-key-0002", env={"JEVAL_API_KEY": "jeval-key-0002"}),
-    Source("JARVIS_BACKEND_API_KEY", "jarvis-key-0003", env={"JARVIS_BACKEND_API_KEY": "jarvis-key-0003"}),
-    Source("[backend.external]", "external-key-0004", external='api_key = "external-key-0004"'),
-    Source("OPENAI_API_KEY", "openai-key-0005", env={"OPENAI_API_KEY": "openai-key-0005"}),
-    Source("none", "EMPTY"),
+    Source("JEVAL_API_KEY", "jeval-key-0002", "$JEVAL_API_KEY", env={"JEVAL_API_KEY": "jeval-key-0002"}),
+    Source("JARVIS_BACKEND_API_KEY", "jarvis-key-0003", "$JARVIS_BACKEND_API_KEY",
+           env={"JARVIS_BACKEND_API_KEY": "jarvis-key-0003"}),
+    Source("[backend.external]", "external-key-0004", "[backend.external].api_key",
+           external='api_key = "external-key-0004"'),
+    Source("OPENAI_API_KEY", "openai-key-0005", "$OPENAI_API_KEY", env={"OPENAI_API_KEY": "openai-key-0005"}),
+    Source("none", "EMPTY", "`EMPTY`"),
 ]
 """Key rows, for ``engine = "openai"`` with no base URL anywhere (where ``OPENAI_API_KEY`` applies)."""
 
@@ -101,6 +107,16 @@ def test_key_row_wins_over_every_row_below(tmp_path: Path, monkeypatch: pytest.M
     endpoint = _endpoint(tmp_path, monkeypatch, table, KEY_ROWS[row:], engine="openai")
     assert endpoint.api_key.get_secret_value() == KEY_ROWS[row].value
     assert endpoint.base_url is None  # the client's own default, api.openai.com
+
+
+def test_the_docs_table_lists_the_rows_in_this_order() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = text.split("**Endpoint resolution.**", 1)[1].split("\n\n", 2)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) == len(BASE_URL_ROWS) == len(KEY_ROWS)
+    for line, url_row, key_row in zip(rows, BASE_URL_ROWS, KEY_ROWS):
+        _, _, url_cell, key_cell, _ = line.split("|")
+        assert url_row.doc in url_cell and key_row.doc in key_cell, line
 
 
 def test_openai_api_key_never_goes_to_a_base_url_set_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
