@@ -79,6 +79,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Load and validate the suite once; set up the runtime; register the hooks of each feature in use."""
     suite = _option(config, "jeval_config")
     if not suite:
+        if config.getoption("jeval_set"):
+            raise pytest.UsageError("--jeval-set overrides a key of the suite: it needs --jeval-config SUITE.toml")
         return
     from pytest_jeval import collect
     from pytest_jeval.collect import suite_args

@@ -272,3 +272,10 @@ def test_malformed_and_secret_overrides_are_usage_errors(jeval_project: JevalPro
         err = result.stderr.str()
         assert message in err and SECRET not in err and SECRET not in result.stdout.str()
     assert not p.server.requests
+
+
+def test_an_override_without_a_suite_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest("--jeval-set", "run.seed=7")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--jeval-set overrides a key of the suite: it needs --jeval-config" in result.stderr.str()
