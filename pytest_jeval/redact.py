@@ -120,7 +120,7 @@ def plan_keys(plan: EvalPlan, environ: dict[str, str] | None = None) -> list[str
 
     env = os.environ if environ is None else environ
     suite = plan.suite
-    sources = [*suite.models, *([suite.judge] if suite.judge is not None else [])]
+    sources = [*suite.models, *(t for t in (suite.judge, suite.user) if t is not None)]
     keys: list[str | SecretStr | None] = [suite.backend.external.api_key]
     for src in sources:
         keys.append(src.api_key)

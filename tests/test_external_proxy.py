@@ -234,3 +234,13 @@ def test_jarvis_backend_variables_override_the_toml_and_the_model_entry_override
     own = _plan(tmp_path, "", head=head, model='base_url = "http://own:4/v1"\napi_key = "own-key-12345678"')
     ep = own.endpoint_for(own.models["m"])
     assert (ep.base_url, ep.api_key.get_secret_value()) == ("http://own:4/v1", "own-key-12345678")
+
+
+def test_the_user_simulator_keys_are_redacted_like_the_judges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JEVAL_USER_SIM_KEY", "user-sim-env-key-1234")
+    head = '[user]\nmodel = "sim"\nbase_url = "http://sim:1/v1"\napi_key_env = "JEVAL_USER_SIM_KEY"'
+    keys = redact.plan_keys(_plan(tmp_path, "", head=head))
+    assert "user-sim-env-key-1234" in keys
+    inline = '[user]\nmodel = "sim"\nbase_url = "http://sim:1/v1"\napi_key = "user-sim-inline-5678"'
+    keys = redact.plan_keys(_plan(tmp_path, "", head=inline))
+    assert any(getattr(k, "get_secret_value", lambda: k)() == "user-sim-inline-5678" for k in keys)
