@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from pytest_jeval import __version__
-from pytest_jeval.cli import _compare, _list, _report, _rescore, _summarize
+from pytest_jeval.cli import _compare, _list, _report, _rescore, _run, _summarize
 from pytest_jeval.cli._read import FAILED
 from pytest_jeval.report._data import ResultFileError
 from pytest_jeval.scoring.registry import scorer_names
@@ -91,13 +91,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: one per CPU core, the run's default)")
     p.add_argument("-o", "--output", default=None,
                    help="the new JSONL (default {stem}.rescored-{scorer}.jsonl beside the input)")
+
+    _run.add_parsers(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``jeval`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough: list[str] = []
+    if argv[:1] and argv[0] in _run.PASSTHROUGH_COMMANDS:  # `jeval run ... -- PYTEST ARGS`
+        argv, passthrough = _run.split_passthrough(argv)
     args = parser.parse_args(argv)
+    args.passthrough = passthrough
     if args.command == "compare" and len(args.files) < 2:
         parser.error("compare needs at least two result files")
     try:
