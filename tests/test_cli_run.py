@@ -199,6 +199,13 @@ def test_a_key_on_the_command_line_is_refused_and_not_repeated(capsys: pytest.Ca
     assert SECRET not in err and "--api-key-env takes the NAME of an environment variable" in err
 
 
+def test_a_pytest_option_before_the_separator_says_where_it_goes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "-b", "quickstart", "-m", "local", "-k", "arith"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: -k arith (pytest's options go after --)" in capsys.readouterr().err
+
+
 # -- the suite, in process ------------------------------------------------------------------
 
 def options(**kw: Any) -> argparse.Namespace:

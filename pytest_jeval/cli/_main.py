@@ -44,7 +44,7 @@ def _level(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``jeval`` and its sub-commands."""
     parser = argparse.ArgumentParser(
-        prog="jeval", description="Work on pytest-jeval result files (no model endpoint needed).")
+        prog="jeval", description="Work on pytest-jeval result files; run and run-all start a benchmark run.")
     parser.add_argument("--version", action="version", version=f"pytest-jeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -103,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     passthrough: list[str] = []
     if argv[:1] and argv[0] in _run.PASSTHROUGH_COMMANDS:  # `jeval run ... -- PYTEST ARGS`
         argv, passthrough = _run.split_passthrough(argv)
-    args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)} (pytest's options go after --)")
+    else:
+        args = parser.parse_args(argv)
     args.passthrough = passthrough
     if args.command == "compare" and len(args.files) < 2:
         parser.error("compare needs at least two result files")

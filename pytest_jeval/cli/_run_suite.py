@@ -220,7 +220,8 @@ def suite_problems(message: str) -> list[str]:
     head, _, rest = message.partition("\n")
     if not rest:  # one-line form: ``invalid suite PATH: problem``
         return [head.split(": ", 1)[-1]]
-    return [_option_problem(line) for line in rest.splitlines() if line.strip()]
+    problems = [_option_problem(line) for line in rest.splitlines() if line.strip()]
+    return list(dict.fromkeys(problems))  # one option sets the key of every benchmark: say it once
 
 
 def validate(text: str, cwd: Path) -> None:
