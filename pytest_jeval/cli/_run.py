@@ -43,12 +43,13 @@ def _common(p: argparse.ArgumentParser, *, per_benchmark: bool) -> None:
                    help=f"the engine of the -m models: {ENGINE_NAMES} (default openai)")
     p.add_argument("--base-url", default=None, metavar="URL",
                    help="the models' OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
-                        "(default: JARVIS_BACKEND_BASE_URL, JEVAL_BASE_URL, the engine's default)")
+                        "(default: as for a suite: JEVAL_BASE_URL or JARVIS_BACKEND_BASE_URL, else the engine's)")
     p.add_argument("--api-key-env", default=None, metavar="NAME",
                    help="the NAME of the environment variable holding the models' API key")
     p.add_argument("--api-key", action=_RefuseKey, metavar="KEY", help=argparse.SUPPRESS)
     p.add_argument("-n", "--max-samples", default=None, metavar="N",
-                   help="a seeded random subset of N samples per benchmark (default all)")
+                   help="a seeded random subset of N samples per benchmark (default all); "
+                        "pytest-xdist's -n goes after --")
     p.add_argument("--seed", default=None, metavar="N", help="seed of the subset and option shuffles (default 42)")
     p.add_argument("--temperature", default=None, metavar="T", help="sampling temperature (default 0)")
     p.add_argument("--max-tokens", default=None, metavar="N", help="output tokens per answer (default 2048)")
@@ -67,7 +68,7 @@ def _common(p: argparse.ArgumentParser, *, per_benchmark: bool) -> None:
                    help="the judge for judged benchmarks ('local' is the bundled model); adds a [judge] table")
     p.add_argument("--judge-engine", default=None, metavar="ENGINE", help=f"the judge's engine: {ENGINE_NAMES}")
     p.add_argument("--judge-base-url", default=None, metavar="URL",
-                   help="the judge's endpoint (default: JARVIS_BACKEND_BASE_URL, JEVAL_BASE_URL, the engine's)")
+                   help="the judge's endpoint (default: as for a suite's [judge]; --base-url is not borrowed)")
     p.add_argument("--judge-api-key-env", default=None, metavar="NAME",
                    help="the NAME of the environment variable holding the judge's API key")
     p.add_argument("-o", "--output", default="results/", metavar="DIR",
