@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from pytest_jeval import __version__
-from pytest_jeval.cli import _compare, _list, _report, _rescore, _summarize
+from pytest_jeval.cli import _compare, _list, _report, _rescore, _run, _summarize
 from pytest_jeval.cli._read import FAILED
 from pytest_jeval.report._data import ResultFileError
 from pytest_jeval.scoring.registry import scorer_names
@@ -44,7 +44,7 @@ def _level(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``jeval`` and its sub-commands."""
     parser = argparse.ArgumentParser(
-        prog="jeval", description="Work on pytest-jeval result files (no model endpoint needed).")
+        prog="jeval", description="Work on pytest-jeval result files; run and run-all start a benchmark run.")
     parser.add_argument("--version", action="version", version=f"pytest-jeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -91,13 +91,24 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: one per CPU core, the run's default)")
     p.add_argument("-o", "--output", default=None,
                    help="the new JSONL (default {stem}.rescored-{scorer}.jsonl beside the input)")
+
+    _run.add_parsers(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``jeval`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough: list[str] = []
+    if argv[:1] and argv[0] in _run.PASSTHROUGH_COMMANDS:  # `jeval run ... -- PYTEST ARGS`
+        argv, passthrough = _run.split_passthrough(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)} (pytest's options go after --)")
+    else:
+        args = parser.parse_args(argv)
+    args.passthrough = passthrough
     if args.command == "compare" and len(args.files) < 2:
         parser.error("compare needs at least two result files")
     try:
