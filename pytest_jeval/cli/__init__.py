@@ -1,7 +1,8 @@
-"""The ``jeval`` command: works on result files and needs no endpoint.
+"""The ``jeval`` command.
 
-Sub-commands: ``list``, ``summarize``, ``compare``, ``report`` and ``rescore``
-(see docs/cli.md).
+``run`` and ``run-all`` evaluate models without a suite file (they write one and run pytest
+on it; docs/quick-runs.md); ``list``, ``summarize``, ``compare``, ``report`` and ``rescore``
+work on result files and need no endpoint (docs/cli.md).
 """
 
 from __future__ import annotations
