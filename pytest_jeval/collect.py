@@ -4,7 +4,8 @@
 arguments. :class:`SuiteFile` yields a :class:`BenchmarkModule` per
 ``[[benchmarks]]`` entry; these are ordinary pytest modules whose test
 functions are parametrized over models x samples, with ids
-``<model-slug>/<record-id>`` so ``-k`` selects by benchmark, model or record.
+``<model-slug>/<record-id>`` so ``-k`` selects by benchmark, model or record. Benchmarks and
+models appear by their key (the entry's ``label``, else its ``name``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class SuiteFile(pytest.File):
 
 
 class BenchmarkModule(pytest.Module):
-    """A benchmark module collected under the suite; its name is the benchmark name."""
+    """A benchmark module collected under the suite; its name is the benchmark entry's key (label, else name)."""
 
     def _getobj(self) -> ModuleType:
         return self.config.stash[plan_key].benchmarks[self.name].module
@@ -103,10 +104,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.UsageError(str(exc)) from None
     params: list[Any] = []
     ids: list[str] = []
-    for model in plan.models.values():
+    for key, model in plan.models.items():
         slug = model.slug
         for s in samples:
-            params.append((model.name, s))
+            params.append((key, s))
             ids.append(f"{slug}/{s.id}")
     metafunc.parametrize(("jeval_model", "sample"), params, ids=ids)
 

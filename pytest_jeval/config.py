@@ -189,11 +189,19 @@ class ModelEntry(_Endpoint):
 
     name: str = Field(min_length=1)
     """Model id sent to the server (must match ``GET /v1/models``)."""
+    label: str | None = None
+    """Distinguishes two entries of the same model (two temperatures): the entry's key in test ids,
+    file names and tables is ``label`` (else ``name``); requests still send ``name``."""
 
     @field_validator("name")
     @classmethod
     def _model_id(cls, value: str) -> str:
         return _model_id(value)
+
+    @field_validator("label")
+    @classmethod
+    def _safe_label(cls, value: str | None) -> str | None:
+        return _label(value)
 
     stream: bool = False
     """Stream responses, which gives time-to-first-token."""
@@ -209,9 +217,23 @@ class ModelEntry(_Endpoint):
     """GPUs used for tensor-parallel inference."""
 
     @property
+    def key(self) -> str:
+        """The entry's key in the suite: its ``label``, else its ``name``."""
+        return self.label or self.name
+
+    @property
     def slug(self) -> str:
-        """The model id made safe for file names and test ids."""
-        return model_slug(self.name)
+        """The entry's key made safe for file names and test ids."""
+        return model_slug(self.key)
+
+
+def _label(value: str | None) -> str | None:
+    """A ``label``: part of test ids and file names, so it follows the benchmark-name rule."""
+    if value is not None:
+        problem = benchmark_name_problem(value)
+        if problem is not None:
+            raise ValueError(problem.replace("as a file name", "as a label (it is part of file names and test ids)"))
+    return value
 
 
 def _model_id(value: str) -> str:
@@ -228,6 +250,9 @@ class BenchmarkEntry(_Strict):
 
     name: str = Field(min_length=1)
     """A built-in benchmark key, or the name of the benchmark defined in ``module``."""
+    label: str | None = None
+    """Distinguishes two entries of the same benchmark (two subsets, two temperatures): the entry's key
+    in test ids, file names and tables is ``label`` (else ``name``); the benchmark is still found by ``name``."""
     module: str | None = None
     """A user benchmark: a ``.py`` path (relative to the suite file) or a dotted module name."""
     backend: Literal["direct", "jarvis-direct", "agent", "jarvis-agent", "hermes", "openclaw", "command"] | None = None
@@ -297,6 +322,16 @@ class BenchmarkEntry(_Strict):
         if problem is not None:
             raise ValueError(problem)
         return value
+
+    @field_validator("label")
+    @classmethod
+    def _safe_label(cls, value: str | None) -> str | None:
+        return _label(value)
+
+    @property
+    def key(self) -> str:
+        """The entry's key in the suite: its ``label``, else its ``name``."""
+        return self.label or self.name
 
     @property
     def data_file_list(self) -> list[str]:
@@ -410,22 +445,35 @@ class Suite(_Strict):
 
     @model_validator(mode="after")
     def _unique_names(self) -> Suite:
-        for label, names, keys in (
-            ("models", [m.name for m in self.models], [m.slug for m in self.models]),
-            ("benchmarks", [b.name for b in self.benchmarks], [b.name for b in self.benchmarks]),
+        for table, entries, keys in (
+            ("models", self.models, [m.slug for m in self.models]),
+            ("benchmarks", self.benchmarks, [b.key for b in self.benchmarks]),
         ):
             seen: dict[str, int] = {}
             for i, key in enumerate(keys):
                 if key in seen:
-                    j = seen[key]
-                    same = (f"duplicate name {key!r}" if names[j] == names[i]
-                            else f"{names[j]!r} and {names[i]!r} both give {key!r}")
-                    raise ValueError(f"{label}[{j}] and {label}[{i}]: {same} (used in test ids and file names)")
+                    raise ValueError(_duplicate(table, seen[key], entries[seen[key]], i, entries[i], key))
                 seen[key] = i
-        problems = colliding_pairs([b.name for b in self.benchmarks], [m.name for m in self.models])
+        problems = colliding_pairs([b.key for b in self.benchmarks], [m.key for m in self.models])
         if problems:
             raise ValueError("results files would collide: " + "; ".join(problems) + "; rename one of each")
         return self
+
+
+def _duplicate(table: str, j: int, first: ModelEntry | BenchmarkEntry, i: int, second: ModelEntry | BenchmarkEntry,
+               key: str) -> str:
+    """The message for two entries of ``table`` with the same key (their label, else their name)."""
+    def what(e: ModelEntry | BenchmarkEntry) -> str:
+        return f"label {e.label!r}" if e.label is not None else f"name {e.name!r}"
+
+    if what(first) == what(second):
+        same = f"duplicate {what(first)}"
+    elif first.key == second.key:
+        same = f"{what(first)} and {what(second)} are the same key"
+    else:
+        same = f"{first.key!r} and {second.key!r} both give {key!r}"
+    return (f"{table}[{j}] and {table}[{i}]: {same} (used in test ids and file names); "
+            f'give each a distinct label = "..."')
 
 
 def _loc(loc: tuple[Any, ...]) -> str:

@@ -34,7 +34,8 @@ def _case(request: pytest.FixtureRequest) -> ItemCase:
 
 @pytest.fixture
 def jeval_model(request: pytest.FixtureRequest) -> str:
-    """The name of the model under test; the plugin parametrizes it from ``[[models]]``."""
+    """The key of the model under test (its ``[[models]]`` entry's ``label``, else its ``name``);
+    the plugin parametrizes it from ``[[models]]``."""
     raise pytest.UsageError("jeval_model is parametrized by the plugin in benchmark modules only")
 
 
@@ -63,7 +64,7 @@ def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
             case.error = str(exc)
 
     return ModelClient(
-        jeval_model,
+        runtime.plan.models[jeval_model].name,
         endpoint=runtime.endpoint(jeval_model),
         submit=runtime.submit,
         settings=runtime.plan.settings(case.benchmark, jeval_model),

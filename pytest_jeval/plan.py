@@ -85,7 +85,9 @@ class EvalPlan:
     output_dir: Path
     cache_dir: Path | None
     benchmarks: dict[str, PlannedBenchmark]
+    """By key (the entry's ``label``, else its ``name``)."""
     models: dict[str, ModelEntry]
+    """By key (the entry's ``label``, else its ``name``); the request sends the entry's ``name``."""
     local_base_url: str | None = None
     """URL of the bundled local model's server, once started."""
     overrides: tuple[str, ...] = ()
@@ -124,7 +126,7 @@ class EvalPlan:
             cache_dir = cache_dir if cache_dir.is_absolute() else invocation_dir / cache_dir
         benchmarks = {}
         for i, entry in enumerate(suite.benchmarks):
-            benchmarks[entry.name] = planned = _plan_benchmark(path, i, entry)
+            benchmarks[entry.key] = planned = _plan_benchmark(path, i, entry)
             if planned.benchmark.needs_judge and suite.judge is None:
                 raise SuiteError(
                     f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} is scored by an LLM judge; "
@@ -143,7 +145,7 @@ class EvalPlan:
             output_dir=out,
             cache_dir=cache_dir,
             benchmarks=benchmarks,
-            models={m.name: m for m in suite.models},
+            models={m.key: m for m in suite.models},
         )
 
     @property

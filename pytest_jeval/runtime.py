@@ -29,7 +29,9 @@ class ItemCase:
     """What one benchmark item is about, and what happened while it ran."""
 
     benchmark: str
+    """The benchmark entry's key (its ``label``, else its ``name``)."""
     model: str
+    """The model entry's key (its ``label``, else its ``name``)."""
     sample: Sample
     replies: list[Reply] = dataclasses.field(default_factory=list)
     """Replies of the model under test, in order."""
@@ -46,7 +48,7 @@ from pytest_jeval._keys import case_key  # noqa: E402  (re-exported for benchmar
 
 
 def case_for(item: pytest.Item) -> tuple[str, str, Sample] | None:
-    """(benchmark, model, sample) for a jeval benchmark item, else None."""
+    """(benchmark key, model key, sample) for a jeval benchmark item, else None."""
     callspec = getattr(item, "callspec", None)
     if callspec is None or "jeval_model" not in callspec.params or "sample" not in callspec.params:
         return None

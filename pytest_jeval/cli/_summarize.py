@@ -22,8 +22,8 @@ def summary_lines(result: ResultFile) -> list[str]:
     mean_latency = s.get("mean_latency_seconds")
     lines = [
         f"File:      {result.path}",
-        f"Benchmark: {s.get('benchmark')}",
-        f"Model:     {s.get('model')}",
+        f"Benchmark: {s.get('benchmark')}{_label(s, 'benchmark_label')}",
+        f"Model:     {s.get('model')}{_label(s, 'model_label')}",
         f"Total:     {s['total_samples']}",
         f"Scored:    {s['scored_samples']}",
         f"Correct:   {s['correct']}",
@@ -51,6 +51,12 @@ def summary_lines(result: ResultFile) -> list[str]:
         lines += ["  " + ln for ln in table(("subject", "n", "correct", "accuracy", "95% CI", "errors"), rows,
                                             right={1, 2, 3, 5})]
     return lines
+
+
+def _label(summary: dict[str, Any], field: str) -> str:
+    """`` (label X)`` where the suite entry had a label, else nothing."""
+    label = summary.get(field)
+    return f" (label {label})" if isinstance(label, str) and label else ""
 
 
 def _number(value: float) -> str:

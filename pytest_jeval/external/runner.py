@@ -296,6 +296,7 @@ async def run_external_episode(plan: EvalPlan, bench: str, model: str, sample: S
     from pytest_jeval.external.proxy import RecordingProxy
 
     planned = plan.benchmarks[bench]
+    model_id = plan.models[model].name  # ``model`` is the entry's key (its label, else this name)
     spec = planned.agent_spec
     agent = agent or get_agent(planned.backend, planned.entry)
     limits = episode_limits(plan, bench)
@@ -310,7 +311,7 @@ async def run_external_episode(plan: EvalPlan, bench: str, model: str, sample: S
         reply = await asyncio.wrap_future(scheduler.submit(endpoint, request))
         return dataclasses.replace(reply, sent=tuple(request.sent().items()))
 
-    proxy = RecordingProxy(model=model, limits=limits, forward=forward, build=build)
+    proxy = RecordingProxy(model=model_id, limits=limits, forward=forward, build=build)
     workspace = await asyncio.to_thread(make_workspace, list(attachments))
     home = await asyncio.to_thread(make_workspace)
     started = time.monotonic()
@@ -320,14 +321,14 @@ async def run_external_episode(plan: EvalPlan, bench: str, model: str, sample: S
         prompt_file.write_text(prompt_text(messages), encoding="utf-8")
         (Path(home) / "tmp").mkdir(mode=0o700, exist_ok=True)  # the agent's TMPDIR
         invocation = agent.invocation(prompt_file=prompt_file, workspace=Path(workspace), home=Path(home),
-                                      model=model, base_url=base_url, api_key=proxy.key)
+                                      model=model_id, base_url=base_url, api_key=proxy.key)
         for rel, content in invocation.files.items():
             target = (Path(home) / rel).resolve()
             if Path(home).resolve() not in target.parents:
                 raise ValueError(f"the agent's file {rel!r} lies outside its home")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8")
-        env = agent_environment(home=Path(home), base_url=base_url, key=proxy.key, model=model,
+        env = agent_environment(home=Path(home), base_url=base_url, key=proxy.key, model=model_id,
                                 extra=invocation.env)
         process = await _run(invocation, env, Path(workspace), limits, proxy.key)
     except (OSError, ValueError) as exc:

@@ -7,6 +7,7 @@ Layout of an output directory::
     summary.json                                 the aggregate over every pair
     .jeval.lock                                  held while a run writes here
 
+``benchmark`` and ``model`` are the suite entries' keys: their ``label``, else their ``name``.
 The model slug keeps letters and digits of every script (``модель`` stays
 ``модель``) and replaces other characters by ``-``. A suite whose pairs would
 share a file name (``calc`` + ``hard_m`` and ``calc_hard`` + ``m``; two models

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, cast
 
-from pytest_jeval.config import ModelEntry
+from pytest_jeval.config import BenchmarkEntry, ModelEntry
 from pytest_jeval.engines.base import Reply
 from pytest_jeval.results.sanitize import clean_record, token_count
 from pytest_jeval.runtime import ItemCase
@@ -46,6 +46,8 @@ RECORD_FIELDS = (
 
 #: Fields pytest-jeval adds after the reference ones.
 EXTRA_FIELDS = (
+    "benchmark_label",
+    "model_label",
     "subject",
     "question",
     "expected",
@@ -134,6 +136,8 @@ class Record(TypedDict):
     mbu_pct: float | None
     ipw: float | None
     ipj: float | None
+    benchmark_label: str | None
+    model_label: str | None
     subject: str | None
     question: Any
     expected: Any
@@ -204,7 +208,7 @@ def usage_fields(case: ItemCase, *, model_entry: ModelEntry | None, judge_model:
     return {
         "prompt_tokens": _sum([p for p, _ in usage]) if replies else None,
         "completion_tokens": _sum([c for _, c in usage]) if replies else None,
-        "cost_usd": _cost(case.model, usage, model_entry),
+        "cost_usd": _cost(model_entry.name if model_entry is not None else case.model, usage, model_entry),
         "cached": bool(replies) and all(r.cached for r in replies),
         "attempts": sum(r.attempts for r in replies) if replies else None,
         "judge_prompt_tokens": _sum([p for p, _ in judge_usage]) if case.judge_replies else None,
@@ -243,12 +247,14 @@ def build_record(
     model_entry: ModelEntry | None = None,
     judge_model: str | None = None,
     judge_prices: Any | None = None,
+    benchmark_entry: BenchmarkEntry | None = None,
 ) -> Record:
     """The record of one finished item: its verdict, usage and efficiency parts, in field order.
 
     ``failure`` is the text of an exception raised outside scoring (see
     :func:`verdict_fields`). ``model_entry`` gives prices and hardware figures
-    (cost, MFU, MBU).
+    (cost, MFU, MBU); with ``benchmark_entry`` it also gives the names and labels
+    the record carries (see :func:`identity_fields`).
     """
     replies = case.replies
     last = replies[-1] if replies else None
@@ -256,8 +262,7 @@ def build_record(
     record: dict[str, Any] = dict.fromkeys(RECORD_FIELDS + EXTRA_FIELDS)
     record.update(
         record_id=case.sample.id,
-        benchmark=case.benchmark,
-        model=case.model,
+        **identity_fields(case.benchmark, case.model, benchmark_entry, model_entry),
         backend=backend,
         model_answer=last.text if last is not None else None,
         subject=case.sample.subject,
@@ -274,6 +279,24 @@ def build_record(
     return cast(Record, clean_record({k: _plain(v) for k, v in record.items()}, notes))
 
 
+def identity_fields(benchmark: str, model: str, benchmark_entry: BenchmarkEntry | None = None,
+                    model_entry: ModelEntry | None = None) -> dict[str, Any]:
+    """``benchmark`` and ``model`` (the benchmark's name and the model id sent), ``benchmark_label`` and
+    ``model_label`` (the entries' labels, or None) of the pair whose keys are ``benchmark`` and ``model``."""
+    return {
+        "benchmark": benchmark_entry.name if benchmark_entry is not None else benchmark,
+        "model": model_entry.name if model_entry is not None else model,
+        "benchmark_label": benchmark_entry.label if benchmark_entry is not None else None,
+        "model_label": model_entry.label if model_entry is not None else None,
+    }
+
+
+def pair_of(record: dict[str, Any]) -> tuple[str, str]:
+    """The (benchmark key, model key) of a record: each entry's label, else its name."""
+    return (str(record.get("benchmark_label") or record["benchmark"]),
+            str(record.get("model_label") or record["model"]))
+
+
 def agent_fields(case: ItemCase) -> dict[str, Any]:
     """``turn_count``, ``tool_calls`` (a count) and ``agent`` (stop reason, turns, tool calls and errors,
     tokens, wall and tool seconds) of an agent item; all None for a direct one."""
@@ -288,14 +311,16 @@ def agent_fields(case: ItemCase) -> dict[str, Any]:
     return {"turn_count": ep.turns, "tool_calls": len(ep.tool_calls), "agent": agent}
 
 
-def trajectory(case: ItemCase) -> dict[str, Any] | None:
-    """The full trajectory of an agent item (its messages and every tool call), keyed by ``record_id``;
-    keys are cut out of it. None for a direct item."""
+def trajectory(case: ItemCase, record: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The full trajectory of an agent item (its messages and every tool call), keyed by ``record_id``,
+    with the ``benchmark`` and ``model`` of its ``record`` (else the case's keys); keys are cut out of it.
+    None for a direct item."""
     if case.episode is None:
         return None
     from pytest_jeval.redact import redact_value
 
-    out = {"record_id": case.sample.id, "benchmark": case.benchmark, "model": case.model,
+    named = record if record is not None else {"benchmark": case.benchmark, "model": case.model}
+    out = {"record_id": case.sample.id, "benchmark": named["benchmark"], "model": named["model"],
            **case.episode.trajectory()}
     plain: dict[str, Any] = redact_value(_plain(out), patterns=False)
     return plain

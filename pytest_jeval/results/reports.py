@@ -100,7 +100,7 @@ class RecordHooks:
         mode = item.config.stash[plan_key].suite.run.trajectories
         if mode == "off" or case.episode is None:
             return
-        found = trajectory(case)
+        found = trajectory(case, record)
         if mode == "inline" and found is not None:
             record["trajectory"] = {k: v for k, v in found.items() if k not in ("record_id", "benchmark", "model")}
         else:
@@ -120,7 +120,8 @@ class RecordHooks:
         judge_name = (plan.benchmarks[case.benchmark].entry.judge_model or judge_cfg.model) if judge_cfg else None
         record = cast("dict[str, Any]", build_record(case, failure=failure, model_entry=plan.models[case.model],
                                                      judge_model=judge_name, judge_prices=judge_cfg,
-                                                     backend=plan.benchmarks[case.benchmark].backend))
+                                                     backend=plan.benchmarks[case.benchmark].backend,
+                                                     benchmark_entry=plan.benchmarks[case.benchmark].entry))
         hook = item.config.hook.pytest_jeval_update_record
         if not hook.get_hookimpls():  # the common case: no copy
             return record

@@ -97,6 +97,8 @@ def summarize(
     benchmark: str | None = None,
     model: str | None = None,
     category: str | None = None,
+    benchmark_label: str | None = None,
+    model_label: str | None = None,
     backend: str = "direct",
     started_at: float | None = None,
     ended_at: float | None = None,
@@ -106,6 +108,8 @@ def summarize(
     Accuracy is correct / (samples that did not error); unscored answers count
     as wrong. ``accuracy_ci`` is the Wilson 95% interval on the same counts.
     A numeric field holding something else (a string, NaN) counts as unmeasured.
+    ``benchmark_label`` and ``model_label`` (the suite entries' labels; by default the
+    records') are there only when set.
     """
     records = [_readable(r) for r in records]
     first = records[0] if records else {}
@@ -115,6 +119,10 @@ def summarize(
         "backend": backend,
         "model": model or first.get("model"),
     }
+    for field, label in (("benchmark_label", benchmark_label), ("model_label", model_label)):
+        label = label or first.get(field)
+        if isinstance(label, str) and label:
+            summary[field] = label
     summary.update(_counts(records))
     ok = [r for r in records if r.get("error") is None]
     latencies = [r["latency_seconds"] for r in records if r.get("latency_seconds") is not None]

@@ -31,6 +31,7 @@ from pytest_jeval.results.gates import GateResult, evaluate_gates, has_gates
 from pytest_jeval.results.jsonl import JsonlAppender, ResultsWriteError, read_jsonl
 from pytest_jeval.results.lock import LockedError, RunLock
 from pytest_jeval.results.paths import aggregate_path, jsonl_path, summary_path, trajectories_path
+from pytest_jeval.results.records import pair_of
 from pytest_jeval.results.resume import read_resumed
 from pytest_jeval.results.sanitize import json_line
 from pytest_jeval.results.summary import summarize, write_summary
@@ -64,14 +65,14 @@ def check_output_dir(path: Path) -> None:
 
 def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str, Any]:
     """The error record of a sample whose xdist worker died while running it."""
-    from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS
+    from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS, identity_fields
 
     record: dict[str, Any] = dict.fromkeys(RECORD_FIELDS + EXTRA_FIELDS)
-    sample = next((s for s in plan.samples(case["benchmark"])[0] if s.id == case["record_id"]), None)
+    bench, model = case["benchmark"], case["model"]  # the entries' keys
+    sample = next((s for s in plan.samples(bench)[0] if s.id == case["record_id"]), None)
     record.update(
         record_id=case["record_id"],
-        benchmark=case["benchmark"],
-        model=case["model"],
+        **identity_fields(bench, model, plan.benchmarks[bench].entry, plan.models[model]),
         backend="direct",
         error=error,
         scoring_metadata={},
@@ -193,7 +194,7 @@ class ResultsWriter:
                 self._crashed(report)
             return
         self._pending.pop(report.nodeid, None)
-        pair = (str(record["benchmark"]), str(record["model"]))
+        pair = pair_of(record)
         self._touched.add(pair)
         if not getattr(report, "jeval_resumed", False):
             trajectory: dict[str, Any] | None = getattr(report, "jeval_trajectory", None)
@@ -312,10 +313,14 @@ class ResultsWriter:
             except OSError as exc:
                 self.notes.append(f"{path.name} could not be read ({exc.strerror or exc}); it is not in summary.json")
                 return None
-            data = summarize(
-                records, benchmark=pair[0], model=pair[1], category=self.plan.benchmarks[pair[0]].benchmark.category
-            )
+            data = summarize(records, **self._names(pair), category=self.plan.benchmarks[pair[0]].benchmark.category)
         return {"jsonl": path.name, "summary": spath.name, **data}
+
+    def _names(self, pair: Pair) -> dict[str, Any]:
+        """The summary's ``benchmark`` and ``model`` (the names) and labels of the pair with these keys."""
+        entry, model = self.plan.benchmarks[pair[0]].entry, self.plan.models[pair[1]]
+        return {"benchmark": entry.name, "model": model.name, "benchmark_label": entry.label,
+                "model_label": model.label}
 
     def finish(self) -> dict[str, Any] | None:
         """Compact and summarize each touched pair; the aggregate summary, or None when nothing ran."""
@@ -364,8 +369,7 @@ class ResultsWriter:
                 values = list(records.values())
                 summary = summarize(
                     values,
-                    benchmark=bench,
-                    model=model,
+                    **self._names((bench, model)),
                     category=planned.benchmark.category,
                     started_at=self.started_at,
                     ended_at=ended,
