@@ -311,16 +311,15 @@ def research_item(n: int) -> dict[str, Any]:
     p1, p2, pd, months, p_other = rng.sample(range(13, 79), 5)  # none equals a week count
     plots, weeks, n2 = rng.randint(120, 480), rng.choice([6, 8, 10, 12]), rng.randint(120, 480)
     Comp = comp.capitalize()
-    support1 = [f"{comp} lowered {o1} in {system}", (
-        f"Field trial of {comp} against {o1} in {system}",
-        f"We treated {plots} {units} of {system} with {comp} for {weeks} weeks. Compared with untreated controls, "
-        f"{comp} reduced {o1} by {p1} percent.")]
-    support2 = [f"{comp} raised {o2} in {system}", (
-        f"Side effects of {comp} in {system}",
-        f"In a controlled study of {system}, {beings} given {comp} showed {p2} percent more {o2} than "
-        f"controls over the same period.")]
-    abstracts: list[tuple[str, str, str]] = [("s1", *support1[1]), ("s2", *support2[1])]
-    claims = [{"claim": f"{Comp} reduced {o1} in {system} by {p1} percent.", "keys": [o1_keys, [str(p1)]],
+    abstracts: list[tuple[str, str, str]] = [
+        ("s1", f"Field trial of {comp} against {o1} in {system}",
+         f"We treated {plots} {units} of {system} with {comp} for {weeks} weeks. Compared with untreated controls, "
+         f"{comp} reduced {o1} by {p1} percent."),
+        ("s2", f"Side effects of {comp} in {system}",
+         f"In a controlled study of {system}, {beings} given {comp} showed {p2} percent more {o2} than "
+         f"controls over the same period."),
+    ]
+    claims: list[dict[str, Any]] = [{"claim": f"{Comp} reduced {o1} in {system} by {p1} percent.", "keys": [o1_keys, [str(p1)]],
                "support": ["s1"]},
               {"claim": f"{Comp} increased {o2} in {system} by {p2} percent.", "keys": [o2_keys, [str(p2)]],
                "support": ["s2"]}]
@@ -348,7 +347,7 @@ def research_item(n: int) -> dict[str, Any]:
     rng.shuffle(order)
     ids = {abstracts[k][0]: f"A{i + 1}" for i, k in enumerate(order)}
     shown = [{"id": ids[abstracts[k][0]], "title": abstracts[k][1], "text": abstracts[k][2]} for k in order]
-    gold = [{"claim": c["claim"], "keys": c["keys"], "support": sorted((ids[s] for s in c["support"]),  # type: ignore[attr-defined]
+    gold = [{"claim": c["claim"], "keys": c["keys"], "support": sorted((ids[s] for s in c["support"]),
                                                                       key=lambda x: int(x[1:]))} for c in claims]
     reference = "\n".join(f"CLAIM: {c['claim']} " + "".join(f"[{s}]" for s in c["support"]) for c in gold)
     question = f"What do these studies report about the effects of {comp} on {system}?"
