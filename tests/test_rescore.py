@@ -138,10 +138,18 @@ CASES: dict[str, tuple[Any, Answer, Answer | None, bool]] = {
     "humaneval": (humaneval_rows, humaneval_answer, None, True),
     "livecodebench": ("livecodebench/code_generation_lite_sample.jsonl", livecodebench_answer, None, True),
     "coding_assistant": ((), coding_assistant_answer, None, False),
+    "daily_digest": ((), rotate("Nothing planned today.", "Budget review, design critique, expense report, slide deck."),
+                     None, False),
+    "morning_brief": ((), rotate("Nothing this morning.", "Leave early: sprint retro, then the press briefing."),
+                      None, False),
+    "research_mining": ((), rotate("CLAIM: no effect was found [A1]", "CLAIM: it reduced damage by 54 percent [A3]"),
+                        None, False),
+    "knowledge_base": ((), rotate("ANSWER: not stated\nDOCS: none", "ANSWER: 42\nDOCS: [d1]"), None, False),
 }
 CODE = {"humaneval", "livecodebench", "coding_assistant"}
 #: Small bundled sets run whole (a 5-sample subset may hold a single kind of verdict).
-WHOLE = {"quickstart", "doc_qa", "email_triage", "security_scanner"}
+WHOLE = {"quickstart", "doc_qa", "email_triage", "security_scanner", "daily_digest", "morning_brief", "research_mining",
+         "knowledge_base"}
 
 
 def without_durations(value: Any) -> Any:

@@ -336,6 +336,42 @@ def record_email_triage(record: dict[str, Any], sample: Sample) -> Score:
     return result
 
 
+@register_scorer("daily_digest", needs_sample=True)
+def record_daily_digest(record: dict[str, Any], sample: Sample) -> Score:
+    """daily_digest: required items, distractors absent, time order."""
+    from pytest_jeval.benchmarks.bench_daily_digest import score_digest
+
+    result: Score = score_digest(_answer(record), sample)
+    return result
+
+
+@register_scorer("morning_brief", needs_sample=True)
+def record_morning_brief(record: dict[str, Any], sample: Sample) -> Score:
+    """morning_brief: daily_digest's composite times the length factor."""
+    from pytest_jeval.benchmarks.bench_morning_brief import score_brief
+
+    result: Score = score_brief(_answer(record), sample)
+    return result
+
+
+@register_scorer("research_mining", needs_sample=True)
+def record_research_mining(record: dict[str, Any], sample: Sample) -> Score:
+    """research_mining: claim recall and precision, citation F1."""
+    from pytest_jeval.benchmarks.bench_research_mining import score_research
+
+    result: Score = score_research(_answer(record), sample)
+    return result
+
+
+@register_scorer("knowledge_base", needs_sample=True)
+def record_knowledge_base(record: dict[str, Any], sample: Sample) -> Score:
+    """knowledge_base: answer match and retrieved-document F1."""
+    from pytest_jeval.benchmarks.bench_knowledge_base import score_knowledge_base
+
+    result: Score = score_knowledge_base(_answer(record), sample)
+    return result
+
+
 @register_scorer("toolcall15", needs_sample=True)
 def record_toolcall15(record: dict[str, Any], sample: Sample) -> Score:
     """toolcall15: the scenario's rules on the record's inline trajectory (else the stored verdict)."""
