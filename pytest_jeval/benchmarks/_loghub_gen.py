@@ -83,7 +83,8 @@ def _hdfs_session(rng: random.Random, anomaly: str | None) -> tuple[list[str], l
             bad.append(len(lines))
 
     add("INFO", "dfs.FSNamesystem",
-        f"BLOCK* NameSystem.allocateBlock: /user/root/rand/_temporary/_task_{job}_m_{part:06d}_0/part-{part:05d}. {blk}",
+        f"BLOCK* NameSystem.allocateBlock: /user/root/rand/_temporary/_task_{job}_m_{part:06d}_0/"
+        f"part-{part:05d}. {blk}",
         pid=name_pid)
     lost = rng.randrange(3) if anomaly in ("write_exception", "replica_lost") else -1
     for i, node in enumerate(nodes):

@@ -104,7 +104,9 @@ def score_task(reply_text: str, sample: Sample, *, timeout: float = TIMEOUT, mem
         "duration": round(result.duration, 4),
         "isolation": list(result.isolation),
     }
-    extracted = f"{passed}/{len(names)} hidden tests passed" + (f"; {first['name']}: {first['verdict']}" if first else "")
+    extracted = f"{passed}/{len(names)} hidden tests passed"
+    if first is not None:
+        extracted += f"; {first['name']}: {first['verdict']}"
     return Score(correct=passed == len(names), value=round(passed / len(names), 4), extracted=extracted,
                  expected=expected, metadata=metadata)
 

@@ -162,7 +162,8 @@ def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterable[dict[str, Any
             if "Label" in columns:
                 rows.extend(_windows(f, columns, table))
             elif not label_files:
-                raise DatasetLoadError(f"{f} has no Label column: give its {LABEL_FILE} (BlockId,Label) in data_files too")
+                raise DatasetLoadError(
+                    f"{f} has no Label column: give its {LABEL_FILE} (BlockId,Label) in data_files too")
             else:
                 rows.extend(_sessions(f, columns, table, labels))
         else:
