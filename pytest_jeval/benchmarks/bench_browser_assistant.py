@@ -4,7 +4,7 @@ Synthetic, shipped as ``data/browser_assistant/``: ``pages/*.html`` (22 pages wr
 this set on eight invented topics: official pages, news, blogs, a forum, an archived copy,
 a page with a correction; several are outdated or contradict another, so a claim has to be
 checked against the most recent authoritative page) and ``questions.jsonl`` (32 questions:
-11 look-ups, 15 verifications where a distractor page gives an older or wrong value, 4
+12 look-ups, 14 verifications where a distractor page gives an older or wrong value, 4
 multi-hop that combine two pages or compute from them, 2 whose answer no page states).
 Schema: ``id``, ``subject`` (lookup | verification | multi-hop | unanswerable),
 ``question``, ``answer``, ``aliases`` (accepted answers; empty when unanswerable),

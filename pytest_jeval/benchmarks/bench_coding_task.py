@@ -1,7 +1,7 @@
 """coding_task: write one Python function from its signature, a specification and an example or two.
 
 Synthetic, shipped as ``data/coding_task.jsonl`` (32 tasks written for this set: strings,
-lists, dicts, math, parsing, and 16 that are easiest with a standard-library module:
+lists, dicts, math, parsing; the gold of 20 imports a standard-library module:
 ``datetime``, ``collections``, ``re``, ``itertools``, ``json``, ``heapq``, ``csv``,
 ``statistics``, ``bisect``, ``urllib.parse``, ...). Unlike ``humaneval`` the prompt is not a
 docstring to complete: it is a specification. Schema: ``id``, ``subject``, ``entry_point``
