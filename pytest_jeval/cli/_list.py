@@ -125,6 +125,14 @@ def run(args: argparse.Namespace) -> int:
     rows = [[_cell(b[h]) for h in bench_header] for b in benchmarks]
     print("\n".join("  " + line for line in table(bench_header, rows, right={3})))
     print()
+    if evaluators is None:
+        print("evaluators: none (pytest_jeval.judge_bench has no evaluator registry)")
+    else:
+        print("evaluators:")
+        header = ("name", "category", "kind", "scale")
+        rows = [[_cell(e[h]) for h in header] for e in evaluators]
+        print("\n".join("  " + line for line in table(header, rows)))
+    print()
     print("backends:")
     backend_header = ("name", "aliases", "kind", "description")
     rows = [[b["name"], ", ".join(b["aliases"]) or "-", b["kind"], _cell(b["description"])] for b in backends]
@@ -134,12 +142,4 @@ def run(args: argparse.Namespace) -> int:
     engine_header = ("name", "default_base_url", "description")
     rows = [[_cell(e[h]) for h in engine_header] for e in engines]
     print("\n".join("  " + line for line in table(engine_header, rows)))
-    print()
-    if evaluators is None:
-        print("evaluators: none (pytest_jeval.judge_bench has no evaluator registry)")
-        return 0
-    print("evaluators:")
-    header = ("name", "category", "kind", "scale")
-    rows = [[_cell(e[h]) for h in header] for e in evaluators]
-    print("\n".join("  " + line for line in table(header, rows)))
     return 0
