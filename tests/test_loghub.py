@@ -247,6 +247,13 @@ def test_gold_scores_1_through_the_plugin_and_the_summary_has_the_anomaly_f1(pyt
     assert summary["confusion"] == {"true_positive": 20, "false_positive": 0, "false_negative": 0,
                                     "true_negative": 20, "unscored": 0}
     assert set(summary["per_subject"]) == {"hdfs", "bgl"}
+    # the stored answers score the same again with the registered scorer
+    from pytest_jeval.cli import main
+
+    again = pytester.path / "out" / "again.jsonl"
+    assert main(["rescore", str(pytester.path / "out" / "loghub_gold.jsonl"), "-o", str(again)]) == 0
+    rescored = [json.loads(x) for x in again.read_text().splitlines()]
+    assert len(rescored) == 40 and all(r["is_correct"] is True for r in rescored)
 
 
 def test_wrong_verdicts_score_0_and_empty_replies_are_unscored() -> None:
