@@ -264,6 +264,17 @@ def test_wrong_verdicts_score_0_and_empty_replies_are_unscored() -> None:
         assert lh.score_loghub("", s).unscored and lh.score_loghub("I am not sure.", s).unscored
 
 
+def test_item_ids_do_not_depend_on_the_seed() -> None:
+    full = [s.id for s in load_samples(lh.BENCHMARK, files=[BUNDLED], seed=1)[0]]
+    assert full == [s.id for s in load_samples(lh.BENCHMARK, files=[BUNDLED], seed=2)[0]] == [
+        i["id"] for i in gen.generate()]
+    a = {s.id: s for s in load_samples(lh.BENCHMARK, files=[BUNDLED], seed=1, max_samples=12)[0]}
+    b = {s.id: s for s in load_samples(lh.BENCHMARK, files=[BUNDLED], seed=7, max_samples=12)[0]}
+    assert len(a) == len(b) == 12 and set(a) != set(b)
+    for rid in set(a) & set(b):
+        assert (a[rid].input, a[rid].target, a[rid].metadata) == (b[rid].input, b[rid].target, b[rid].metadata)
+
+
 def test_verdict_and_line_parsing() -> None:
     s = next(x for x in bundled() if x.id == "hdfs-002")  # write_exception at lines 8 and 9
     assert s.metadata["anomalous_lines"] == [8, 9]
