@@ -175,8 +175,8 @@ _BGL_BURSTS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
 
 def _bgl_window(rng: random.Random, anomaly: str | None) -> tuple[list[str], list[int]]:
     rack = f"R{rng.randint(0, 7)}{rng.randint(0, 7)}-M{rng.randint(0, 1)}"
-    epoch = rng.randint(1117838570, 1136000000)
-    micro = rng.randint(0, 999999)
+    start = rng.randint(1117838570, 1136000000)
+    elapsed = rng.randint(0, 999999)  # microseconds since ``start``, only moving forward
     size = rng.randint(10, 16)
     burst_at = rng.randint(3, size - 4) if anomaly else -1
     lines: list[str] = []
@@ -189,9 +189,9 @@ def _bgl_window(rng: random.Random, anomaly: str | None) -> tuple[list[str], lis
                 "port": rng.randint(30000, 40000), "io": rng.randint(1, 99)}
 
     def add(event: tuple[str, str, str, str], anomalous: bool) -> None:
-        nonlocal epoch, micro
-        epoch += rng.randint(0, 4)
-        micro = (micro + rng.randint(1000, 400000)) % 1000000
+        nonlocal elapsed
+        elapsed += rng.randint(1000, 4_000_000)
+        epoch, micro = start + elapsed // 1_000_000, elapsed % 1_000_000
         node = f"{rack}-N{rng.randint(0, 15)}-C:J{rng.randint(2, 17):02d}-U{rng.choice((1, 11))}"
         t = time.gmtime(epoch)
         date = f"{t.tm_year}.{t.tm_mon:02d}.{t.tm_mday:02d}"
