@@ -76,7 +76,7 @@ def test_jeval_list_prints_every_benchmark_and_evaluator(pytester: pytest.Pytest
         cells = listed[info["name"]]
         assert cells[1] == info["category"] and cells[2] == info["dataset"]
         assert cells[3] == (str(info["samples"]) if info["samples"] is not None else "-")
-    evaluators = {line.split()[0] for line in eval_part.splitlines()[3:] if line.strip()}
+    evaluators = {line.split()[0] for line in eval_part.split("\n\n")[0].splitlines()[3:] if line.strip()}
     assert evaluators == set(evaluator_names())
 
 

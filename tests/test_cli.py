@@ -215,7 +215,7 @@ def test_list_benchmarks_and_evaluators(capsys: pytest.CaptureFixture[str], monk
     code, out, _ = run(capsys, "list")
     assert code == 0
     assert any(line.split()[:4] == ["gsm8k", "math", "openai/gsm8k", "1319"] for line in out.splitlines())
-    rows = {line.split()[0]: line.split() for line in out.split("evaluators:")[1].splitlines()[3:]}
+    rows = {line.split()[0]: line.split() for line in out.split("evaluators:")[1].split("\n\n")[0].splitlines()[3:]}
     assert rows == {"exact_match": ["exact_match", "code", "boolean", "true/false"],
                     "llm_judge": ["llm_judge", "llm", "score", "0-4"],
                     "pairwise": ["pairwise", "llm", "choice", "1/2/tie"]}

@@ -129,6 +129,11 @@ CASES: dict[str, tuple[Any, Answer, Answer | None, bool]] = {
                  rotate("A", "B", "C", "The grade is B", "???"), False),
     "wildchat": ("wildchat/train.jsonl", rotate("Sure, here it is.", "No."),
                  rotate("My final verdict: [[A>B]]", "[[B>A]]", "[[A=B]]", "no verdict"), False),
+    "coding_task": ((), rotate("```python\ndef unrelated():\n    return 1\n```", "```text\nno code\n```"), None, False),
+    "browser_assistant": ((), rotate("ANSWER: not stated\nSOURCES:", "ANSWER: 1,284 metres\nSOURCES: "
+                                     "kelvara-bridge-authority", "I could not find it."), None, False),
+    "loghub": ((), rotate("VERDICT: ANOMALY\nLINES: 3", "VERDICT: NORMAL\nLINES: NONE", "unsure"), None, False),
+    "ipw": ((), rotate("ANSWER: not stated\nCITATIONS:\nVERDICT: NORMAL", "42", "```python\nx = 1\n```"), None, False),
     "quickstart": ((), rotate("Answer: A", "42", "Paris", "It is Tokyo."), None, False),
     "doc_qa": ((), rotate("ANSWER: not stated\nCITATIONS: none", "ANSWER: 42\nCITATIONS: [1]"), None, False),
     "email_triage": ((), rotate("CATEGORY: billing\nPRIORITY: high\nDRAFT: Thank you, we will refund you today.",
@@ -150,6 +155,8 @@ CODE = {"humaneval", "livecodebench", "coding_assistant"}
 #: Small bundled sets run whole (a 5-sample subset may hold a single kind of verdict).
 WHOLE = {"quickstart", "doc_qa", "email_triage", "security_scanner", "daily_digest", "morning_brief", "research_mining",
          "knowledge_base"}
+CODE |= {"coding_task", "ipw"}  # ipw's mix holds code items
+WHOLE |= {"browser_assistant", "loghub"}
 
 
 def without_durations(value: Any) -> Any:

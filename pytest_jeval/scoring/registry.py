@@ -427,6 +427,42 @@ def record_coding_assistant(record: dict[str, Any], sample: Sample) -> Score:
     return result
 
 
+@register_scorer("coding_task", needs_sample=True)
+def record_coding_task(record: dict[str, Any], sample: Sample) -> Score:
+    """coding_task: the hidden tests, in the sandbox."""
+    from pytest_jeval.benchmarks.bench_coding_task import score_task
+
+    result: Score = score_task(_answer(record), sample)
+    return result
+
+
+@register_scorer("browser_assistant", needs_sample=True)
+def record_browser_assistant(record: dict[str, Any], sample: Sample) -> Score:
+    """browser_assistant: answer match and cited-page F1."""
+    from pytest_jeval.benchmarks.bench_browser_assistant import score_browser
+
+    result: Score = score_browser(_answer(record), sample)
+    return result
+
+
+@register_scorer("loghub", needs_sample=True)
+def record_loghub(record: dict[str, Any], sample: Sample) -> Score:
+    """loghub: the ANOMALY / NORMAL verdict against the window's label."""
+    from pytest_jeval.benchmarks.bench_loghub import score_loghub
+
+    result: Score = score_loghub(_answer(record), sample)
+    return result
+
+
+@register_scorer("ipw", needs_sample=True)
+def record_ipw(record: dict[str, Any], sample: Sample) -> Score:
+    """ipw: the item's source scorer."""
+    from pytest_jeval.benchmarks.bench_ipw import score_item
+
+    result: Score = score_item(_answer(record), sample)
+    return result
+
+
 @register_scorer("retail", needs_sample=True)
 def record_retail(record: dict[str, Any], sample: Sample) -> Score:
     """retail: the tau-bench reward again, the final database rebuilt from the record's inline trajectory."""
