@@ -149,7 +149,7 @@ class ExportPlugin:
                 self.lines.append((export.send(pairs), False))
             except Exception as exc:  # reported below; the results stay as the writer wrote them
                 self.failed += 1
-                reason = redact(f"{type(exc).__name__}: {exc}")[:500]
+                reason = " ".join(redact(f"{type(exc).__name__}: {exc}").split())[:500]  # one line
                 where = Path(self.plan.output_dir)
                 self.lines.append((f"jeval: {export.name} export failed ({reason}); the results in {where} "
                                    "are complete, and the exit status is unchanged", True))

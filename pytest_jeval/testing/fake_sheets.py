@@ -4,8 +4,9 @@
 (``pytest_jeval.exports.sheets``), in the API's own JSON shapes:
 
 * ``POST /token``: the service-account grant (``urn:ietf:params:oauth:grant-type:jwt-bearer``);
-  the assertion's RS256 signature is checked against the public key given, and its
-  audience against :attr:`FakeSheets.token_uri`; answers a bearer token;
+  the assertion's RS256 signature is checked against the public key given, its audience
+  (Google's token endpoint, which google-auth names whatever the ``token_uri``), issuer and
+  scope; answers a bearer token;
 * ``GET /v4/spreadsheets/{id}``: spreadsheet metadata (``spreadsheets.get``);
 * ``POST /v4/spreadsheets/{id}:batchUpdate``: ``addSheet`` requests only;
 * ``GET /v4/spreadsheets/{id}/values/{range}``: ``spreadsheets.values.get``;
@@ -29,6 +30,8 @@ from typing import Any
 
 JWT_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 SHEETS_SCOPE = "https://www.googleapis.com/auth/spreadsheets"
+TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"
+"""The ``aud`` of a service account's grant assertion (google-auth sends it whatever the key's ``token_uri``)."""
 
 Grid = list[list[Any]]
 
@@ -274,7 +277,7 @@ class FakeSheets:
         try:
             if self.public_key is not None:
                 claims = jwt.decode(form["assertion"], certs=self.public_key.decode("ascii"),  # type: ignore[no-untyped-call]
-                                    audience=self.token_uri)
+                                    audience=TOKEN_AUDIENCE)
             else:
                 claims = jwt.decode(form["assertion"], verify=False)  # type: ignore[no-untyped-call]
         except (ValueError, exceptions.GoogleAuthError):
