@@ -359,7 +359,7 @@ class Run(_Strict):
     wandb_tags: str | list[str] = ""
     """W&B run tags: a list, or one string of comma-separated tags."""
     wandb_group: str = ""
-    """W&B run group; default: the suite name."""
+    """W&B run group; default: none (W&B's own)."""
     sheets_spreadsheet_id: str = ""
     """Google Sheets spreadsheet id: when set, the controller appends one row per (benchmark, model)
     at session end (needs ``pytest-jeval[sheets]``; docs/exports.md)."""

@@ -117,3 +117,18 @@ def test_a_failed_warmup_call_is_reported_and_the_run_goes_on(jeval_project: Jev
     result.stdout.fnmatch_lines(["warm-up: 1 call to test-model in *s (1 failed, run goes on: EndpointError: *"])
     assert len(p.records()) == 10
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.local_model  # skipped, with the reason, where llama-cpp-python or the GGUF is missing
+def test_the_bundled_local_model_is_warmed_up_too(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("suite.toml").write_text(
+        '[defaults]\nmax_tokens = 8\n[run]\noutput_dir = "out"\ncache = false\nwarmup_samples = 1\n'
+        '[[models]]\nname = "smollm2-135m"\nengine = "local"\n'
+        '[[benchmarks]]\nname = "quickstart"\nrecord_ids = ["qs-fact-01"]\n'
+    )
+    result = pytester.runpytest_subprocess("--jeval-config", "suite.toml")
+    assert result.ret in (0, 1), result.stderr.str()
+    result.stdout.fnmatch_lines(["warm-up: 1 call to smollm2-135m in *s", "*jeval results*"])
+    assert "failed" not in next(line for line in result.outlines if line.startswith("warm-up"))
+    lines = (pytester.path / "out" / "quickstart_smollm2-135m.jsonl").read_text().splitlines()
+    assert len(lines) == 1
