@@ -130,3 +130,14 @@ def test_a1_ranges_as_gspread_sends_them() -> None:
     assert parse_range("Results") == ("Results", (None, None), (None, None))
     assert parse_range("'It''s'!B2:AA") == ("It's", (2, 2), (None, 27))
     assert parse_range("Sheet1!C3") == ("Sheet1", (3, 3), (3, 3))
+
+
+def test_exports_need_pytest_jevals_writer(jeval_project: JevalProject, fake: FakeSheets) -> None:
+    p = jeval_project
+    p.pytester.makeconftest("class Sink:\n    pass\n\n"
+                            "def pytest_jeval_write_results(config, plan):\n    return Sink()\n")
+    result = p.pytester.runpytest("--jeval-config", str(p.suite(extra_run=_keys())))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "the Google Sheets export reads pytest-jeval's results, and a pytest_jeval_write_results hook" \
+        in result.stderr.str()
+    assert p.server.requests == [] and fake.requests == []
