@@ -131,7 +131,8 @@ def test_offline_runs_hold_each_pairs_summary_metrics_and_its_records_as_a_table
     suite = _suite(p, 'wandb_project = "jeval-test"\nwandb_tags = ["nightly", "ci"]\nwandb_group = "g1"')
     result = p.pytester.runpytest("--jeval-config", str(suite), "-p", "no:randomly")
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # what the samples made it: the export changes nothing
-    result.stdout.fnmatch_lines(["jeval: W&B: logged 2 run(s) to jeval-test: gsm8k/test-model, gsm8k/other-model"])
+    result.stdout.fnmatch_lines(["jeval: W&B: logged 2 run(s) to jeval-test: gsm8k/test-model, gsm8k/other-model "
+                                 f"(offline, in {wandb_dir / 'wandb'}: `wandb sync` uploads them)"])
 
     runs = {r["name"]: (d, r) for d in sorted((wandb_dir / "wandb").glob("offline-run-*")) for r in [offline_run(d)]}
     assert sorted(runs) == ["gsm8k/other-model", "gsm8k/test-model"]

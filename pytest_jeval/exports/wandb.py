@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ def export(settings: WandbSettings, pairs: Sequence[ExportPair]) -> str:
     import wandb
 
     names = []
+    offline: str | None = None
     try:
         for pair in pairs:
             config = {"suite": settings.suite, **{k: pair.summary.get(k) for k in CONFIG_FIELDS}}
@@ -133,7 +135,10 @@ def export(settings: WandbSettings, pairs: Sequence[ExportPair]) -> str:
             finally:
                 run.finish()
             names.append(run.name or f"{pair.benchmark}/{pair.model}")
+            if getattr(run.settings, "mode", None) in ("offline", "dryrun"):
+                offline = str(Path(run.dir).parent.parent)
     finally:
         wandb.teardown()
     where = f"{settings.entity}/{settings.project}" if settings.entity else settings.project
-    return f"jeval: W&B: logged {len(names)} run(s) to {where}: {', '.join(names)}"
+    line = f"jeval: W&B: logged {len(names)} run(s) to {where}: {', '.join(names)}"
+    return line + (f" (offline, in {offline}: `wandb sync` uploads them)" if offline else "")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -114,7 +114,8 @@ def send(endpoint: Endpoint, requests: Sequence[ChatRequest]) -> tuple[float, tu
     return time.monotonic() - started, tuple(errors)
 
 
-def warm_up(plan: EvalPlan, endpoints: Any, items: Sequence[pytest.Item]) -> list[WarmupResult]:
+def warm_up(plan: EvalPlan, endpoints: Callable[[str], Endpoint], items: Sequence[pytest.Item]
+            ) -> list[WarmupResult]:
     """Warm up every model the items call, in suite order; ``endpoints(model)`` gives each model's endpoint."""
     count = plan.suite.run.warmup_samples
     if count <= 0:
