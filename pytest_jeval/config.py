@@ -60,13 +60,6 @@ def _refuse_unbuilt(model: type[BaseModel], keys: dict[str, str], value: object,
         raise ValueError(f"not supported yet ({keys[name]}); remove it")
 
 
-_UNBUILT_RUN = {
-    "warmup_samples": "untimed warm-up calls are not implemented",
-    **{k: "the Weights & Biases export is not implemented" for k in
-       ("wandb_project", "wandb_entity", "wandb_tags", "wandb_group")},
-    **{k: "the Google Sheets export is not implemented" for k in
-       ("sheets_spreadsheet_id", "sheets_worksheet", "sheets_credentials_path")},
-}
 _UNBUILT_BENCHMARK = {
     "agent": "named agents are not implemented; backend = \"agent\" runs the built-in tool-calling loop",
 }
@@ -374,7 +367,8 @@ class Run(_Strict):
     gpu_devices: list[int] | None = None
     """GPU indices to measure (default: all visible, honouring CUDA_VISIBLE_DEVICES)."""
     warmup_samples: int = Field(0, ge=0)
-    """Reference key (untimed warm-up calls): not supported yet, refused when set."""
+    """Untimed calls per model before its first measured one, in every process that calls it: not
+    records, not cached, not counted in latency or energy (docs/exports.md)."""
     energy_vendor: Literal["", "nvidia"] = ""
     """Energy measurement vendor: ``"nvidia"`` (NVML), the only one supported."""
     max_turns: int | None = Field(None, gt=0)
@@ -394,18 +388,22 @@ class Run(_Strict):
     trajectories: Literal["sidecar", "inline", "off"] = "sidecar"
     """Where agent trajectories go: ``{jsonl}.trajectories.jsonl``, inside each record, or nowhere."""
     wandb_project: str = ""
+    """Weights & Biases project: when set, the controller logs one W&B run per (benchmark, model) at
+    session end (needs ``pytest-jeval[wandb]``; docs/exports.md)."""
     wandb_entity: str = ""
+    """W&B entity (user or team); default: W&B's own."""
     wandb_tags: str | list[str] = ""
+    """W&B run tags: a list, or one string of comma-separated tags."""
     wandb_group: str = ""
+    """W&B run group; default: none (W&B's own)."""
     sheets_spreadsheet_id: str = ""
+    """Google Sheets spreadsheet id: when set, the controller appends one row per (benchmark, model)
+    at session end (needs ``pytest-jeval[sheets]``; docs/exports.md)."""
     sheets_worksheet: str = "Results"
+    """The worksheet (tab) rows go to; made when missing."""
     sheets_credentials_path: str = ""
-
-    @field_validator(*_UNBUILT_RUN, mode="before")
-    @classmethod
-    def _unbuilt(cls, value: object, info: ValidationInfo) -> object:
-        _refuse_unbuilt(cls, _UNBUILT_RUN, value, info)
-        return value
+    """A service-account JSON key file, relative to the suite file; default: gspread's
+    ``~/.config/gspread/service_account.json``."""
 
     @property
     def concurrency(self) -> int:

@@ -118,6 +118,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_jeval.prefetch import Prefetch
 
         config.pluginmanager.register(Prefetch(), "jeval-prefetch")
+        if plan.suite.run.warmup_samples:
+            from pytest_jeval.runner.warmup import WarmupPlugin
+
+            config.pluginmanager.register(WarmupPlugin(), "jeval-warmup")
     if worker:
         from pytest_jeval.engines.local import worker_base_url
 
@@ -135,6 +139,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_jeval.results.writer import install as install_writer
 
         install_writer(config, plan, resume=resume)
+        from pytest_jeval.exports.plugin import install as install_exports
+
+        install_exports(config, plan)
         config.pluginmanager.register(Notices(junit_notice), "jeval-notices")
 
 

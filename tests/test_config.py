@@ -147,11 +147,6 @@ name = "quickstart"
 
 
 UNBUILT = [
-    ("run", "warmup_samples = 2", "untimed warm-up calls"),
-    ("run", 'wandb_project = "evals"', "the Weights & Biases export"),
-    ("run", 'wandb_tags = ["nightly"]', "the Weights & Biases export"),
-    ("run", 'sheets_spreadsheet_id = "abc"', "the Google Sheets export"),
-    ("run", 'sheets_worksheet = "Other"', "the Google Sheets export"),
     ("benchmarks", 'agent = "orchestrator"', "named agents are not implemented"),
 ]
 
