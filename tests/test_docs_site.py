@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,6 @@ def test_strict_build_fails_on_an_omitted_page_and_a_broken_anchor(tmp_path: Pat
     out = done.stdout + done.stderr
     assert done.returncode != 0, out
     # warnings, which --strict turns into a failure (mkdocs's own default level for both is INFO)
-    warnings = [line for line in out.splitlines() if line.startswith("WARNING")]
+    warnings = [m for m in re.split(r"\n(?=[A-Z]+ +- )", out) if m.startswith("WARNING")]
     assert any("telemetry.md" in w and "not included in the" in w for w in warnings), out
     assert any("no-such-heading" in w for w in warnings), out
