@@ -83,15 +83,40 @@ def test_nav_check_sees_a_missing_page() -> None:
     assert docs_pages() - set(pages) == {"telemetry.md"}
 
 
-@needs_mkdocs
-def test_strict_build_passes(tmp_path: Path) -> None:
-    done = build(CONFIG, tmp_path / "site")
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built once for this module by ``mkdocs build --strict``."""
+    out = tmp_path_factory.mktemp("docs") / "site"
+    done = build(CONFIG, out)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "site" / "index.html").is_file()
-    api = (tmp_path / "site" / "api" / "benchmark" / "index.html").read_text(encoding="utf-8")
+    return out
+
+
+def readme_doc_links(text: str) -> list[tuple[str, str]]:
+    """``(page, anchor)`` of every README link into docs/ (anchor empty when there is none)."""
+    return [(m[1], m[2] or "") for m in re.finditer(r"\]\(docs/([\w./-]+\.md)(?:#([^)\s]+))?\)", text)]
+
+
+@needs_mkdocs
+def test_strict_build_passes(site: Path) -> None:
+    assert (site / "index.html").is_file()
+    api = (site / "api" / "benchmark" / "index.html").read_text(encoding="utf-8")
     # mkdocstrings rendered the docstrings, not an empty page
     assert 'id="pytest_jeval.benchmark.Benchmark"' in api
     assert "Turn one dataset row into a" in api
+
+
+@needs_mkdocs
+def test_readme_links_into_the_docs_resolve(site: Path) -> None:
+    # the site's anchors are GitHub's (mkdocs.yml's slugify), so they are the README's on GitHub too
+    links = readme_doc_links((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert ("index.md", "") in links, "the README links docs/index.md"
+    broken = []
+    for page, anchor in links:
+        html = site / page.removesuffix(".md") / "index.html" if page != "index.md" else site / "index.html"
+        if not html.is_file() or (anchor and f'id="{anchor}"' not in html.read_text(encoding="utf-8")):
+            broken.append(f"docs/{page}#{anchor}" if anchor else f"docs/{page}")
+    assert broken == [], "README links to missing docs pages or anchors"
 
 
 @needs_mkdocs
