@@ -54,6 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="measure GPU energy around model calls (NVML), like [run] telemetry = true")
     parser.addini("jeval_config", "default suite file for --jeval-config", default=None)
     parser.addini("jeval_output", "default output directory for --jeval-output", default=None)
+    parser.addini("jeval_progress_interval", "seconds between the progress lines of a long run (default 15; 0: none)",
+                  default=None)
 
 
 def _option(config: pytest.Config, name: str) -> str | None:
@@ -142,6 +144,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_jeval.exports.plugin import install as install_exports
 
         install_exports(config, plan)
+        from pytest_jeval.results.progress import install as install_progress
+
+        install_progress(config)
         config.pluginmanager.register(Notices(junit_notice), "jeval-notices")
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from pydantic import SecretStr
 
 from pytest_jeval import redact
 from pytest_jeval.agent.loop import Limits
@@ -243,4 +244,4 @@ def test_the_user_simulator_keys_are_redacted_like_the_judges(tmp_path: Path, mo
     assert "user-sim-env-key-1234" in keys
     inline = '[user]\nmodel = "sim"\nbase_url = "http://sim:1/v1"\napi_key = "user-sim-inline-5678"'
     keys = redact.plan_keys(_plan(tmp_path, "", head=inline))
-    assert any(getattr(k, "get_secret_value", lambda: k)() == "user-sim-inline-5678" for k in keys)
+    assert "user-sim-inline-5678" in [k.get_secret_value() if isinstance(k, SecretStr) else k for k in keys]

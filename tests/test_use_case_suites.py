@@ -63,7 +63,7 @@ def test_the_cloud_suite_refuses_to_start_without_its_keys(monkeypatch: pytest.M
 
     for name in CLOUD_KEYS:
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(SuiteError, match="ANTHROPIC_API_KEY.*is not set"):
+    with pytest.raises(SuiteError, match=r"ANTHROPIC_API_KEY.*is not set"):
         EvalPlan.from_file(CONFIGS / "use_cases_cloud.toml", invocation_dir=tmp_path)
 
 

@@ -1,0 +1,38 @@
+"""The progress line of a long run: how far it is, how fast, what is left, calls in flight."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import JevalProject
+
+from pytest_jeval.results.progress import progress_text
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    ((18, 36, 9.0, 1), "jeval: 18/36 items in 0:09 (2.0 items/s, about 0:09 left), 1 call in flight"),
+    ((36, 36, 18.0, 0), "jeval: 36/36 items in 0:18 (2.0 items/s), 0 calls in flight"),
+    ((1, 7201, 1.0, None), "jeval: 1/7201 items in 0:01 (1.0 items/s, about 2:00:00 left)"),
+    ((0, 5, 0.0, 3), "jeval: 0/5 items in 0:00, 3 calls in flight"),
+])
+def test_the_progress_line_says_how_far_how_fast_and_what_is_left(args: tuple[int, int, float, int | None],
+                                                                   line: str) -> None:
+    assert progress_text(*args) == line
+
+
+def test_a_slow_run_shows_progress_lines_and_an_interval_of_0_shows_none(jeval_project: JevalProject) -> None:
+    jeval_project.server.latency = 0.15  # ten samples, one at a time: about 1.5 s
+    jeval_project.suite(model_extra="max_concurrency = 1", extra_run="cache = false")
+    result = jeval_project.pytester.runpytest_subprocess("--jeval-config", "suite.toml",
+                                                         "-o", "jeval_progress_interval=0.4")
+    lines = [line for line in result.outlines if line.startswith("jeval: ") and " items in " in line]
+    assert 2 <= len(lines) <= 8, result.stdout.str()
+    done = [int(line.split()[1].split("/")[0]) for line in lines]
+    assert done == sorted(done) and all(line.split()[1].endswith("/10") for line in lines)
+    assert "call in flight" in lines[0] or "calls in flight" in lines[0]
+    quiet = jeval_project.pytester.runpytest_subprocess("--jeval-config", "suite.toml",
+                                                        "-o", "jeval_progress_interval=0")
+    assert not [line for line in quiet.outlines if line.startswith("jeval: ") and " items in " in line]
+    bad = jeval_project.pytester.runpytest_subprocess("--jeval-config", "suite.toml",
+                                                      "-o", "jeval_progress_interval=soon")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*jeval_progress_interval: expected seconds as a number*"])
