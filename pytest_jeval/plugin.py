@@ -144,9 +144,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_jeval.exports.plugin import install as install_exports
 
         install_exports(config, plan)
-        from pytest_jeval.results.progress import install as install_progress
+        if not is_dry(config):
+            from pytest_jeval.results.progress import install as install_progress
 
-        install_progress(config)
+            install_progress(config)
         config.pluginmanager.register(Notices(junit_notice), "jeval-notices")
 
 

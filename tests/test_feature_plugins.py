@@ -8,7 +8,8 @@ import textwrap
 import pytest
 from conftest import JevalProject
 
-NAMES = ("jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-resume", "jeval-writer", "jeval-local-model")
+NAMES = ("jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-resume", "jeval-writer", "jeval-local-model",
+         "jeval-progress", "jeval-warmup", "jeval-exports")
 
 
 def _registered(p: JevalProject, *args: str) -> set[str]:
@@ -24,9 +25,11 @@ def _registered(p: JevalProject, *args: str) -> set[str]:
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    ((), {"jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-writer"}),
-    (("--jeval-resume",), {"jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-writer", "jeval-resume"}),
+    ((), {"jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-writer", "jeval-progress"}),
+    (("--jeval-resume",), {"jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-writer", "jeval-resume",
+                           "jeval-progress"}),
     (("--collect-only",), {"jeval-runtime", "jeval-records", "jeval-writer"}),
+    (("-o", "jeval_progress_interval=0"), {"jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-writer"}),
 ])
 def test_features_register_their_hooks_only_when_on(jeval_project: JevalProject, args: tuple[str, ...],
                                                      expected: set[str]) -> None:
