@@ -1,4 +1,4 @@
-"""A user's project type-checks against pytest-jeval: the README's benchmark example passes ``mypy --strict``."""
+"""A user's project type-checks against pytest-jeval: the benchmark example of docs/writing-benchmarks.md passes ``mypy --strict``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from test_user_benchmark import readme_example
+from test_user_benchmark import doc_example
 
 import pytest_jeval
 
@@ -30,14 +30,14 @@ def test_public_names_are_listed_literally() -> None:
         assert getattr(pytest_jeval, name) is not None
 
 
-def test_readme_example_passes_mypy_strict(tmp_path: Path) -> None:
+def test_doc_example_passes_mypy_strict(tmp_path: Path) -> None:
     """The package is seen as an installed one (a site directory, so ``py.typed`` decides), not as source."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "pytest_jeval").symlink_to(REPO / "pytest_jeval", target_is_directory=True)
     project = tmp_path / "project"
     project.mkdir()
-    (project / "bench_capitals.py").write_text(readme_example("bench_capitals.py"))
+    (project / "bench_capitals.py").write_text(doc_example("bench_capitals.py"))
     (project / "bench_misuse.py").write_text(MISUSE)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MYPY")}
     env["PYTHONPATH"] = str(site)

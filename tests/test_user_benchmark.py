@@ -1,4 +1,4 @@
-"""The README's own-benchmark example works as written, run from a folder outside the repo."""
+"""The own-benchmark example of docs/writing-benchmarks.md works as written, run from a folder outside the repo."""
 
 from __future__ import annotations
 
@@ -11,22 +11,22 @@ from conftest import REPO
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, lookup_responder
 
 
-def readme_example(name: str) -> str:
-    text = (REPO / "README.md").read_text()
+def doc_example(name: str) -> str:
+    text = (REPO / "docs" / "writing-benchmarks.md").read_text()
     match = re.search(rf"<!-- example: {re.escape(name)} -->\n```\w+\n(.*?)```", text, re.S)
-    assert match, f"README has no example block for {name}"
+    assert match, f"docs/writing-benchmarks.md has no example block for {name}"
     return match.group(1)
 
 
-def test_readme_user_benchmark(pytester: pytest.Pytester) -> None:
+def test_the_documented_user_benchmark(pytester: pytest.Pytester) -> None:
     capitals = {"France": "Paris", "Japan": "Tokyo", "Kenya": "Nairobi", "Peru": "Lima"}
     (pytester.path / "capitals.jsonl").write_text(
         "".join(json.dumps({"country": c, "capital": k}) + "\n" for c, k in capitals.items())
     )
-    pytester.path.joinpath("bench_capitals.py").write_text(readme_example("bench_capitals.py"))
+    pytester.path.joinpath("bench_capitals.py").write_text(doc_example("bench_capitals.py"))
     answers = {f"capital of {c}?": f"{k}." for c, k in capitals.items() if c != "Peru"}
     with FakeOpenAIServer(lookup_responder(answers, default="Cusco"), models=("Qwen/Qwen3-8B",)) as server:
-        suite = readme_example("suite.toml").replace("http://localhost:8000/v1", server.base_url)
+        suite = doc_example("suite.toml").replace("http://localhost:8000/v1", server.base_url)
         pytester.path.joinpath("suite.toml").write_text(suite)
         result = pytester.runpytest("--jeval-config", "suite.toml", "-rA")
     result.assert_outcomes(passed=3, failed=1)
