@@ -182,6 +182,17 @@ class Runtime:
         """Agent episodes started in this process."""
         return self._episode_runner.started if self._episode_runner is not None else 0
 
+    def case_to_call(self, item: pytest.Item) -> tuple[str, str, Sample] | None:
+        """``(benchmark, model, sample)`` of an item that calls its model in this run: one with a
+        ``response`` or ``episode`` fixture whose sample ``--jeval-resume`` does not skip; else None."""
+        names = getattr(item, "fixturenames", ())
+        if "response" not in names and "episode" not in names:
+            return None
+        case = case_for(item)
+        if case is None or self.is_resumed(case[0], case[1], case[2].id) is not None:
+            return None
+        return case
+
     def is_resumed(self, bench: str, model: str, record_id: str) -> dict[str, Any] | None:
         """The stored record of a sample that ``--jeval-resume`` skips, or None."""
         return self.resumed.get((bench, model), {}).get(record_id)
@@ -209,15 +220,10 @@ class Runtime:
         calls: list[Call] = []
         for item in window[start:]:
             self._submitted.add(item.nodeid)
-            names = getattr(item, "fixturenames", ())
-            if "response" not in names and "episode" not in names:
-                continue
-            case = case_for(item)
+            case = self.case_to_call(item)
             if case is None:
                 continue
             bench, model, sample = case
-            if self.is_resumed(bench, model, sample.id) is not None:
-                continue
             if self.plan.benchmarks[bench].is_agent:
                 key = (bench, model, sample.id)
                 if key not in self._episodes:
@@ -226,7 +232,7 @@ class Runtime:
                     except Exception as exc:  # the item starts it again and fails on its own
                         self._not_sent_ahead(item, exc)
                 continue
-            if "response" not in names:
+            if "response" not in getattr(item, "fixturenames", ()):
                 continue
             try:
                 endpoint = self.endpoint(model)

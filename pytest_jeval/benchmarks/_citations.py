@@ -1,8 +1,13 @@
-"""Cited ids in a reply and set F1, shared by research_mining and knowledge_base."""
+"""Cited ids in a reply and set F1, shared by the citing use-case sets (doc_qa, browser_assistant,
+research_mining, knowledge_base)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
+from typing import TypeVar
+
+_Id = TypeVar("_Id", bound=Hashable)
 
 _BRACKET = re.compile(r"\[([^\[\]]{1,200})\]")
 
@@ -22,7 +27,7 @@ def strip_brackets(text: str) -> str:
     return _BRACKET.sub(" ", text)
 
 
-def set_f1(predicted: set[str], gold: set[str]) -> float:
+def set_f1(predicted: set[_Id], gold: set[_Id]) -> float:
     """F1 of ``predicted`` against ``gold`` (precision |P∩G|/|P|, recall |P∩G|/|G|).
 
     With no gold ids, 1.0 iff nothing is predicted.

@@ -46,9 +46,10 @@ import pytest
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.agent import AgentSpec, ToolContext, ToolError, tool
 from pytest_jeval.benchmarks._browser.pages import PageStore, store_for
+from pytest_jeval.benchmarks._citations import set_f1
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score, labelled_field, summarize_composite
-from pytest_jeval.benchmarks.bench_doc_qa import answer_matches, says_not_stated
+from pytest_jeval.benchmarks.bench_doc_qa import answer_correct
 
 WEIGHTS = {"answer": 0.6, "citation": 0.4}
 THRESHOLD = 0.75
@@ -189,28 +190,14 @@ def parse_reply(reply: str, store: PageStore) -> tuple[str, list[str]]:
     return " ".join(answer.split()), cited
 
 
-def citation_f1(cited: set[str], gold: set[str]) -> float:
-    """F1 of the cited page ids against the gold ids; with no gold ids, 1.0 iff nothing is cited."""
-    if not gold:
-        return 1.0 if not cited else 0.0
-    hit = len(cited & gold)
-    if not hit:
-        return 0.0
-    precision, recall = hit / len(cited), hit / len(gold)
-    return 2 * precision * recall / (precision + recall)
-
-
 def score_browser(reply: str, sample: Sample, fetched: list[str] | None = None) -> Score:
     """Composite of the answer (0.6) and the citation F1 (0.4); correct iff >= 0.75."""
     m = sample.metadata
     if not strip_reasoning(reply).strip():
         return Score.unscorable("empty reply", expected=sample.target)
     answer, cited = parse_reply(reply, _store(sample))
-    if m["answerable"]:
-        ok = answer_matches(answer, m["aliases"]) and not says_not_stated(answer)
-    else:
-        ok = says_not_stated(answer)
-    citation = citation_f1(set(cited), set(m["support"]))
+    ok = answer_correct(answer, m)
+    citation = set_f1(set(cited), set(m["support"]))
     meta: dict[str, Any] = {"answer": answer[:300], "cited": cited, "gold_support": m["support"],
                             "cited_contradicting": sorted(set(cited) & set(m["contradicted_by"])),
                             "answerable": m["answerable"]}

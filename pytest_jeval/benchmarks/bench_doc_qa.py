@@ -29,6 +29,7 @@ import re
 from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
+from pytest_jeval.benchmarks._citations import set_f1
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score, labelled_field, summarize_composite
 from pytest_jeval.scoring.text import normalize_text
@@ -117,15 +118,13 @@ def answer_matches(answer: str, aliases: list[str]) -> bool:
     return False
 
 
-def citation_f1(cited: set[int], gold: set[int]) -> float:
-    """F1 of the cited ids against the gold ids; with no gold ids, 1.0 iff nothing is cited."""
-    if not gold:
-        return 1.0 if not cited else 0.0
-    hit = len(cited & gold)
-    if not hit:
-        return 0.0
-    precision, recall = hit / len(cited), hit / len(gold)
-    return 2 * precision * recall / (precision + recall)
+def answer_correct(answer: str, metadata: dict[str, Any]) -> bool:
+    """An answerable question's answer matches an alias and is no refusal; an unanswerable one's says so.
+
+    ``metadata`` holds ``answerable`` and ``aliases`` (doc_qa, knowledge_base, browser_assistant)."""
+    if metadata["answerable"]:
+        return answer_matches(answer, metadata["aliases"]) and not says_not_stated(answer)
+    return says_not_stated(answer)
 
 
 def parse_reply(reply: str) -> tuple[str, set[int]]:
@@ -149,11 +148,8 @@ def score_doc_qa(reply: str, sample: Sample) -> Score:
     if not strip_reasoning(reply).strip():
         return Score.unscorable("empty reply", expected=sample.target)
     answer, cited = parse_reply(reply)
-    if m["answerable"]:
-        ok = answer_matches(answer, m["aliases"]) and not says_not_stated(answer)
-    else:
-        ok = says_not_stated(answer)
-    citation = citation_f1(cited, set(m["support"]))
+    ok = answer_correct(answer, m)
+    citation = set_f1(cited, set(m["support"]))
     return composite_score(
         {"answer": 1.0 if ok else 0.0, "citation": citation}, WEIGHTS, THRESHOLD,
         extracted=f"{answer[:80]} {sorted(cited)}",

@@ -33,7 +33,7 @@ from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._citations import ids_in, set_f1, strip_brackets
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score, labelled_field, summarize_composite
-from pytest_jeval.benchmarks.bench_doc_qa import answer_matches, says_not_stated
+from pytest_jeval.benchmarks.bench_doc_qa import answer_correct
 
 WEIGHTS = {"answer": 0.6, "retrieval": 0.4}
 THRESHOLD = 0.75
@@ -92,10 +92,7 @@ def score_knowledge_base(reply: str, sample: Sample) -> Score:
     if not strip_reasoning(reply).strip():
         return Score.unscorable("empty reply", expected=sample.target)
     answer, named = parse_reply(reply)
-    if m["answerable"]:
-        ok = answer_matches(answer, m["aliases"]) and not says_not_stated(answer)
-    else:
-        ok = says_not_stated(answer)
+    ok = answer_correct(answer, m)
     retrieval = set_f1(named, set(m["support"]))
     return composite_score(
         {"answer": 1.0 if ok else 0.0, "retrieval": retrieval}, WEIGHTS, THRESHOLD,

@@ -57,20 +57,15 @@ def first_benchmarks(items: Sequence[pytest.Item]) -> dict[str, list[str]]:
     Only items that will call the model count: those of a benchmark (a ``response`` or
     ``episode`` fixture) whose sample ``--jeval-resume`` does not skip.
     """
-    from pytest_jeval.runtime import case_for
-
     out: dict[str, list[str]] = {}
-    runtime = items[0].config.stash[runtime_key] if items else None
+    if not items:
+        return out
+    runtime = items[0].config.stash[runtime_key]
     for item in items:
-        names = getattr(item, "fixturenames", ())
-        if "response" not in names and "episode" not in names:
-            continue
-        case = case_for(item)
+        case = runtime.case_to_call(item)
         if case is None:
             continue
-        bench, model, sample = case
-        if runtime is not None and runtime.is_resumed(bench, model, sample.id) is not None:
-            continue
+        bench, model, _ = case
         benches = out.setdefault(model, [])
         if bench not in benches:
             benches.append(bench)
