@@ -144,3 +144,30 @@ def serve(pytester: pytest.Pytester, model: Answerer, judge: Answerer | None = N
     router = Router(model, judge)
     with FakeOpenAIServer(router, models=(MODEL, JUDGE)) as server:
         yield Project(pytester, server, router)
+
+
+def run_bundled_sets(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, names: list[str] | tuple[str, ...],
+                     answers: dict[str, str], key: str) -> pytest.RunResult:
+    """Run the bundled benchmarks ``names`` (no ``data_files``) on a model ``gold`` whose server answers each
+    prompt from ``answers`` (prompt text -> reply); records go to ``out/``."""
+
+    def respond(body: dict[str, Any], attempt: int) -> str:
+        return answers[last_user_message(body)]
+
+    monkeypatch.setenv("JEVAL_GOLD_KEY", key)
+    with FakeOpenAIServer(respond, api_key=key) as server:
+        benches = "".join(f'\n[[benchmarks]]\nname = "{n}"\n' for n in names)
+        suite = pytester.path / "suite.toml"
+        suite.write_text(textwrap.dedent(f"""
+            [run]
+            output_dir = "out"
+            max_retries = 0
+            cache = false
+            max_exec_workers = 2
+
+            [[models]]
+            name = "gold"
+            base_url = "{server.base_url}"
+            api_key_env = "JEVAL_GOLD_KEY"
+            """) + benches)
+        return pytester.runpytest("--jeval-config", str(suite), "-n", "0", "-q", "-p", "no:cacheprovider")

@@ -11,12 +11,12 @@ from __future__ import annotations
 import functools
 import importlib
 import json
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_support import run_bundled_sets
 
 from pytest_jeval import LoadContext, Sample
 from pytest_jeval.benchmarks import bench_coding_assistant as ca
@@ -25,7 +25,6 @@ from pytest_jeval.benchmarks import bench_email_triage as et
 from pytest_jeval.benchmarks import bench_security_scanner as sec
 from pytest_jeval.benchmarks._codeexec import run_jobs
 from pytest_jeval.benchmarks._usecase import labelled_field
-from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
 
 DATA = Path(ca.__file__).resolve().parent / "data"
 SETS = ("coding_assistant", "security_scanner", "doc_qa", "email_triage")
@@ -96,26 +95,7 @@ def test_gold_answers_score_1_through_the_plugin(pytester: pytest.Pytester, monk
         for row, sample in zip(rows(name), samples(name)):
             table[module.prompt(sample)] = ANSWERS[name](row, False)
 
-    def respond(body: dict[str, Any], attempt: int) -> str:
-        return table[last_user_message(body)]
-
-    monkeypatch.setenv("JEVAL_UC_KEY", KEY)
-    with FakeOpenAIServer(respond, api_key=KEY) as server:
-        benches = "".join(f'\n[[benchmarks]]\nname = "{n}"\n' for n in SETS)  # bundled data, no data_files
-        suite = pytester.path / "suite.toml"
-        suite.write_text(textwrap.dedent(f"""
-            [run]
-            output_dir = "out"
-            max_retries = 0
-            cache = false
-            max_exec_workers = 2
-
-            [[models]]
-            name = "gold"
-            base_url = "{server.base_url}"
-            api_key_env = "JEVAL_UC_KEY"
-            """) + benches)
-        result = pytester.runpytest("--jeval-config", str(suite), "-n", "0", "-q", "-p", "no:cacheprovider")
+    result = run_bundled_sets(pytester, monkeypatch, SETS, table, KEY)
     result.assert_outcomes(passed=120)
     for name in SETS:
         records = [json.loads(x) for x in (pytester.path / "out" / f"{name}_gold.jsonl").read_text().splitlines()]

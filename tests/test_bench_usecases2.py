@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import importlib
 import json
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import usecases2_gen
+from bench_support import run_bundled_sets
 
 from pytest_jeval import LoadContext, Sample
 from pytest_jeval.benchmarks import _digest
@@ -25,7 +25,6 @@ from pytest_jeval.benchmarks import bench_knowledge_base as kb
 from pytest_jeval.benchmarks import bench_morning_brief as mb
 from pytest_jeval.benchmarks import bench_research_mining as rm
 from pytest_jeval.dataset import load_samples
-from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
 
 DATA = Path(dd.__file__).resolve().parent / "data"
 SETS = ("daily_digest", "morning_brief", "research_mining", "knowledge_base")
@@ -88,25 +87,7 @@ def test_gold_answers_score_1_through_the_plugin(pytester: pytest.Pytester, monk
         for row, sample in zip(rows(name), samples(name)):
             table[module(name).prompt(sample)] = gold_answer(name, row)
 
-    def respond(body: dict[str, Any], attempt: int) -> str:
-        return table[last_user_message(body)]
-
-    monkeypatch.setenv("JEVAL_UC2_KEY", KEY)
-    with FakeOpenAIServer(respond, api_key=KEY) as server:
-        benches = "".join(f'\n[[benchmarks]]\nname = "{n}"\n' for n in SETS)  # bundled data, no data_files
-        suite = pytester.path / "suite.toml"
-        suite.write_text(textwrap.dedent(f"""
-            [run]
-            output_dir = "out"
-            max_retries = 0
-            cache = false
-
-            [[models]]
-            name = "gold"
-            base_url = "{server.base_url}"
-            api_key_env = "JEVAL_UC2_KEY"
-            """) + benches)
-        result = pytester.runpytest("--jeval-config", str(suite), "-n", "0", "-q", "-p", "no:cacheprovider")
+    result = run_bundled_sets(pytester, monkeypatch, SETS, table, KEY)
     result.assert_outcomes(passed=sum(len(rows(n)) for n in SETS))
     for name in SETS:
         records = [json.loads(x) for x in (pytester.path / "out" / f"{name}_gold.jsonl").read_text().splitlines()]

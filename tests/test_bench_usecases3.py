@@ -12,12 +12,11 @@ from __future__ import annotations
 import functools
 import importlib
 import json
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_support import MODEL, Project, Router
+from bench_support import MODEL, Project, Router, run_bundled_sets
 
 from pytest_jeval import LoadContext, Sample
 from pytest_jeval.benchmarks import bench_browser_assistant as ba
@@ -30,7 +29,6 @@ from pytest_jeval.testing.openai_server import (
     FakeOpenAIServer,
     ToolCallSpec,
     first_user_message,
-    last_user_message,
     script_responder,
     tool_answer,
 )
@@ -130,26 +128,7 @@ def test_gold_answers_score_1_through_the_plugin(pytester: pytest.Pytester, monk
         for s in samples(name):
             table[module(name).prompt(s)] = gold(name, s)
 
-    def respond(body: dict[str, Any], attempt: int) -> str:
-        return table[last_user_message(body)]
-
-    monkeypatch.setenv("JEVAL_UC3_KEY", KEY)
-    with FakeOpenAIServer(respond, api_key=KEY) as server:
-        benches = "".join(f'\n[[benchmarks]]\nname = "{n}"\n' for n in SETS)  # bundled data, no data_files
-        suite = pytester.path / "suite.toml"
-        suite.write_text(textwrap.dedent(f"""
-            [run]
-            output_dir = "out"
-            max_retries = 0
-            cache = false
-            max_exec_workers = 2
-
-            [[models]]
-            name = "gold"
-            base_url = "{server.base_url}"
-            api_key_env = "JEVAL_UC3_KEY"
-            """) + benches)
-        result = pytester.runpytest("--jeval-config", str(suite), "-n", "0", "-q", "-p", "no:cacheprovider")
+    result = run_bundled_sets(pytester, monkeypatch, SETS, table, KEY)
     result.assert_outcomes(passed=32 + 32 + 80)
     for name, count in (("coding_task", 32), ("browser_assistant", 32), ("ipw", 80)):
         records = [json.loads(x) for x in (pytester.path / "out" / f"{name}_gold.jsonl").read_text().splitlines()]
