@@ -146,7 +146,7 @@ def test_run_all_runs_every_benchmark_with_bundled_data(tmp_path: Path, server: 
     ran = {p.name.removesuffix("_model-a.jsonl") for p in (tmp_path / "out").glob("*_model-a.jsonl")}
     expected, left_out = run_all_selection(judge=False)
     assert ran == set(expected)
-    assert {"quickstart", "doc_qa", "email_triage", "security_scanner", "coding_assistant"} <= ran
+    assert {"quickstart", "doc_qa", "email_triage", "security_scanner", "coding_assistant", "ipw"} <= ran
     assert not {"gsm8k", "gpqa", "frames", "simpleqa"} & ran
     for name in ran:
         assert len(records(tmp_path / "out" / f"{name}_model-a.jsonl")) == 2
