@@ -13,6 +13,7 @@ from pytest_jeval.results.progress import progress_text
     ((36, 36, 18.0, 0), "jeval: 36/36 items in 0:18 (2.0 items/s), 0 calls in flight"),
     ((1, 7201, 1.0, None), "jeval: 1/7201 items in 0:01 (1.0 items/s, about 2:00:00 left)"),
     ((0, 5, 0.0, 3), "jeval: 0/5 items in 0:00, 3 calls in flight"),
+    ((5, 15, 117.0, 1), "jeval: 5/15 items in 1:57 (2.6 items/min, about 3:54 left), 1 call in flight"),
 ])
 def test_the_progress_line_says_how_far_how_fast_and_what_is_left(args: tuple[int, int, float, int | None],
                                                                    line: str) -> None:

@@ -36,7 +36,8 @@ def progress_text(done: int, total: int, elapsed: float, in_flight: int | None) 
     if elapsed > 0 and done:
         rate = done / elapsed
         left = f", about {_clock_text((total - done) / rate)} left" if total > done else ""
-        text += f" ({rate:.1f} items/s{left})"
+        speed = f"{rate:.1f} items/s" if rate >= 0.1 else f"{rate * 60:.1f} items/min"  # the bundled model: slow
+        text += f" ({speed}{left})"
     if in_flight is not None:
         text += f", {in_flight} call{'' if in_flight == 1 else 's'} in flight"
     return text
