@@ -32,3 +32,15 @@ def test_a_slow_run_shows_progress_lines_and_a_bad_interval_is_a_usage_error(jev
     bad = jeval_project.pytester.runpytest("--jeval-config", "suite.toml", "-o", "jeval_progress_interval=soon")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*jeval_progress_interval: expected seconds as a number*"])
+
+
+def test_under_xdist_the_line_counts_the_workers_items_and_leaves_calls_out(jeval_project: JevalProject) -> None:
+    jeval_project.server.latency = 0.15
+    jeval_project.suite(model_extra="max_concurrency = 1", extra_run="cache = false")
+    result = jeval_project.pytester.runpytest_subprocess("--jeval-config", "suite.toml", "-n", "2",
+                                                         "-o", "jeval_progress_interval=0.3")
+    lines = [line for line in result.outlines if line.startswith("jeval: ") and " items in " in line]
+    assert lines, result.stdout.str()
+    for line in lines:
+        assert "/10 items in 0:0" in line and "in flight" not in line, line
+

@@ -58,18 +58,26 @@ class ProgressLine:
         self.last_line = 0.0
         self.done_at_last_line = 0
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start the clock."""
+        self.started = self.last_line = self.clock()
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Count the selected items and start the clock."""
+        """Count the selected items (in one process; under xdist the controller collects none)."""
         self.total = len(session.items)
-        self.started = self.last_line = self.clock()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        """Under pytest-xdist: every worker collects the same items; their count is the total."""
+        self.total = max(self.total, len(ids))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Count a finished item; write the line when the interval has passed."""
         if report.when == "teardown":
             self.done += 1
         now = self.clock()
-        if self.done == self.done_at_last_line or now - self.last_line < self.interval:
+        if not self.total or self.done == self.done_at_last_line or now - self.last_line < self.interval:
             return
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
@@ -78,6 +86,8 @@ class ProgressLine:
         if not self.in_workers:
             runtime = self.config.stash.get(runtime_key, None)
             in_flight = runtime.stats.in_flight if runtime is not None else None
+        if self.in_workers and self.config.get_verbosity() <= 0:
+            reporter.write("\n")  # xdist's progress characters do not tell the reporter where the line stands
         reporter.write_line(progress_text(self.done, self.total, now - self.started, in_flight))
         self.last_line, self.done_at_last_line = now, self.done
 
