@@ -42,5 +42,5 @@ def test_under_xdist_the_line_counts_the_workers_items_and_leaves_calls_out(jeva
     lines = [line for line in result.outlines if line.startswith("jeval: ") and " items in " in line]
     assert lines, result.stdout.str()
     for line in lines:
-        assert "/10 items in 0:0" in line and "in flight" not in line, line
+        assert "/10 items in " in line and "in flight" not in line, line
 
