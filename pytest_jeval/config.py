@@ -356,6 +356,9 @@ class Run(_Strict):
     call_executor: Literal["auto", "thread", "process"] = "auto"
     """Where each pytest process runs its HTTP client: a background thread, or a helper
     process with its own GIL; ``auto`` picks the process for large, concurrent runs."""
+    http_client: Literal["auto", "aiohttp", "httpx"] = "auto"
+    """The HTTP transport under the openai client: openai's aiohttp transport, or its default
+    httpx one; ``auto`` takes aiohttp where the installed openai offers it."""
     max_error_rate: float | None = Field(None, ge=0.0, le=1.0)
     """Gate: the share of errored samples per model x benchmark must not exceed this."""
     max_exec_workers: int | None = Field(None, gt=0)

@@ -134,6 +134,13 @@ class EvalPlan:
                 )
         for i, m in enumerate(suite.models):
             _check_model(path, i, m)
+        if suite.run.http_client == "aiohttp":
+            from pytest_jeval.engines.openai_compat import aiohttp_available
+
+            if not aiohttp_available():
+                raise SuiteError(f'invalid suite {path}:\n  run.http_client: "aiohttp" needs openai\'s aiohttp '
+                                 'transport (openai.DefaultAioHttpClient: a recent openai, with aiohttp installed); '
+                                 'use "auto" or "httpx"')
         for table, cfg in (("judge", suite.judge), ("user", suite.user)):
             if cfg is not None and cfg.api_key_env and cfg.api_key_env not in os.environ:
                 env = cfg.api_key_env
@@ -219,6 +226,7 @@ class EvalPlan:
             max_concurrency=src.max_concurrency or default_concurrency,
             timeout=run.request_timeout,
             max_retries=run.max_retries,
+            http_client=run.http_client,
         )
 
     def generation(self, bench: str, model: str) -> tuple[float, int]:

@@ -43,6 +43,9 @@ class Endpoint:
     max_concurrency: int = 32
     timeout: float = 120.0
     max_retries: int = 4
+    http_client: str = "auto"
+    """The HTTP transport under the openai client: ``aiohttp``, ``httpx`` or ``auto``
+    (:func:`http_transport`)."""
 
     @property
     def label(self) -> str:
@@ -58,7 +61,7 @@ class Endpoint:
             api_key=self.api_key.get_secret_value(),
             timeout=self.timeout,
             max_retries=self.max_retries,
-            http_client=_deadline_client_class()(),
+            http_client=_deadline_client_class(http_transport(self.http_client))(),
         )
 
 
@@ -175,8 +178,64 @@ def _attempt_timeout(request: Any) -> float | None:
 
 
 @functools.cache
-def _deadline_client_class() -> type:
-    """The openai client's default async HTTP client, with each request bounded as a whole.
+def aiohttp_available() -> bool:
+    """Whether the installed ``openai`` client offers its aiohttp transport (``openai.DefaultAioHttpClient``,
+    with ``aiohttp`` importable)."""
+    import openai
+
+    cls = getattr(openai, "DefaultAioHttpClient", None)
+    if cls is None or any(c.__name__ == "_MissingAioHttpClient" for c in cls.__mro__):
+        return False
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:  # pragma: no cover - aiohttp is a dependency
+        return False
+    return True
+
+
+def http_transport(choice: str) -> str:
+    """The transport ``[run] http_client = choice`` resolves to: ``"aiohttp"`` or ``"httpx"``.
+
+    ``auto`` is aiohttp where the openai client offers it: it costs about half the CPU
+    per request of the default httpx transport (docs/performance.md), which at dozens of
+    requests in flight is what bounds a client. ``aiohttp`` asked for and missing is an error.
+    """
+    if choice == "httpx":
+        return "httpx"
+    if aiohttp_available():
+        return "aiohttp"
+    if choice == "aiohttp":
+        raise EndpointError("http_client = \"aiohttp\" needs openai's aiohttp transport "
+                            "(openai.DefaultAioHttpClient, in openai >= 1.90 with aiohttp installed)")
+    return "httpx"
+
+
+def _from_aiohttp(exc: BaseException, http: ModuleType) -> BaseException | None:
+    """The httpx error a transport error of aiohttp stands for, where openai's adapter maps it wrongly.
+
+    The adapter turns every ``aiohttp.ClientConnectionError`` (a refused connection, a server
+    that hangs up) into ``ConnectTimeout``, which the openai client reports as a timeout: a
+    refused connection becomes ``ConnectError`` again, any other dropped connection
+    ``RemoteProtocolError`` (what httpx raises for it). Real timeouts stay timeouts.
+    """
+    if not isinstance(exc, http.ConnectTimeout):
+        return None
+    import aiohttp
+
+    cause = exc.__cause__
+    if cause is None or isinstance(cause, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
+        return None
+    if isinstance(cause, aiohttp.ClientConnectorError):
+        return http.ConnectError(str(cause))
+    if isinstance(cause, aiohttp.ClientConnectionError):
+        return http.RemoteProtocolError(str(cause) or type(cause).__name__)
+    return None
+
+
+@functools.cache
+def _deadline_client_class(transport: str = "httpx") -> type:
+    """The openai client's default async HTTP client (``transport``: its httpx or its aiohttp
+    transport), with each request bounded as a whole.
 
     ``send`` gets the response headers and reads the body (for a stream, each chunk as
     the caller asks for it) before one deadline, ``timeout`` seconds after the request
@@ -186,6 +245,8 @@ def _deadline_client_class() -> type:
     import openai
 
     http = _http_module()
+    base = openai.DefaultAioHttpClient if transport == "aiohttp" else openai.DefaultAsyncHttpxClient
+    remap = transport == "aiohttp"
 
     class DeadlineStream(http.AsyncByteStream):  # type: ignore[misc,name-defined]
         """A response body that raises ``ReadTimeout`` once the attempt's deadline has passed."""
@@ -206,27 +267,39 @@ def _deadline_client_class() -> type:
                 except asyncio.TimeoutError:
                     raise http.ReadTimeout(f"the reply took longer than {self._total:g}s",
                                            request=self._request) from None
+                except Exception as exc:
+                    better = _from_aiohttp(exc, http) if remap else None
+                    if better is None:
+                        raise
+                    raise better from exc.__cause__
                 yield chunk
 
         async def aclose(self) -> None:
             await self._inner.aclose()
 
-    class DeadlineClient(openai.DefaultAsyncHttpxClient):
-        """``DefaultAsyncHttpxClient`` whose ``send`` bounds the whole attempt."""
+    class DeadlineClient(base):  # type: ignore[misc,valid-type]
+        """The openai client's default HTTP client whose ``send`` bounds the whole attempt."""
 
         async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
             total = _attempt_timeout(request)
-            if total is None:
-                return await super().send(request, stream=stream, **kwargs)
-            deadline = asyncio.get_running_loop().time() + total
-            try:  # a plain reply is read in full inside send(): one deadline covers it all
-                response = await _before(super().send(request, stream=stream, **kwargs), deadline)
-            except asyncio.TimeoutError:
-                raise http.ReadTimeout(f"no reply within {total:g}s", request=request) from None
+            try:
+                if total is None:
+                    return await super().send(request, stream=stream, **kwargs)
+                deadline = asyncio.get_running_loop().time() + total
+                try:  # a plain reply is read in full inside send(): one deadline covers it all
+                    response = await _before(super().send(request, stream=stream, **kwargs), deadline)
+                except asyncio.TimeoutError:
+                    raise http.ReadTimeout(f"no reply within {total:g}s", request=request) from None
+            except Exception as exc:
+                better = _from_aiohttp(exc, http) if remap else None
+                if better is None:
+                    raise
+                raise better from exc.__cause__
             if stream:
                 response.stream = DeadlineStream(response.stream, deadline, total, request)
             return response
 
+    DeadlineClient.__name__ = DeadlineClient.__qualname__ = f"DeadlineClient[{transport}]"
     return DeadlineClient
 
 
