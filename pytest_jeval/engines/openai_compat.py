@@ -225,11 +225,12 @@ def _from_aiohttp(exc: BaseException, http: ModuleType) -> BaseException | None:
     cause = exc.__cause__
     if cause is None or isinstance(cause, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
         return None
+    better: BaseException | None = None
     if isinstance(cause, aiohttp.ClientConnectorError):
-        return http.ConnectError(str(cause))
-    if isinstance(cause, aiohttp.ClientConnectionError):
-        return http.RemoteProtocolError(str(cause) or type(cause).__name__)
-    return None
+        better = http.ConnectError(str(cause))
+    elif isinstance(cause, aiohttp.ClientConnectionError):
+        better = http.RemoteProtocolError(str(cause) or type(cause).__name__)
+    return better
 
 
 @functools.cache
