@@ -74,6 +74,20 @@ def installed_index() -> dict[str, str]:
     return index
 
 
+def builtin_module(name: str) -> str | None:
+    """The module of built-in benchmark ``name`` when it lives in ``bench_<name>.py`` (all but a few
+    do), found by importing that one module instead of walking the package; else None."""
+    import importlib.util
+
+    if not name.isidentifier():
+        return None
+    mod_name = f"{BUILTIN_PACKAGE}.bench_{name}"
+    if importlib.util.find_spec(mod_name) is None:
+        return None
+    bench = find_benchmark(importlib.import_module(mod_name))
+    return mod_name if bench is not None and bench.name == name else None
+
+
 def benchmark_index() -> dict[str, str]:
     """Every benchmark a suite can name: the built-ins, then the installed ones (name -> module)."""
     return {**builtin_index(), **installed_index()}

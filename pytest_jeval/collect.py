@@ -10,7 +10,6 @@ models appear by their key (the entry's ``label``, else its ``name``).
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Generator, Iterable
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_jeval import gcpause
 from pytest_jeval._keys import plan_key
 from pytest_jeval.dataset import DatasetLoadError
 
@@ -51,32 +51,16 @@ def is_suite_path(config: pytest.Config, file_path: Path) -> bool:
     return plan is not None and file_path.resolve() == plan.path.resolve()
 
 
-#: From this many items on, the objects that exist after collection are frozen (gc.freeze).
-FREEZE_AFTER_ITEMS = 10_000
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
-    """Collect with the cyclic garbage collector paused; freeze what a big collection built.
-
-    Collection builds one item (and a dozen small objects) per sample and model;
-    with 100,000 samples the generational GC kept rescanning them all and took a
-    third of the collection time, and the collector's pass over them at interpreter
-    exit another 4 s. The items live to the end of the session anyway, so after a
-    big collection they are moved to the GC's permanent generation (gc.freeze), which
-    later collections and the one at exit skip. Small runs (and pytester's in-process
-    runs in tests) are left alone, so nothing of theirs is kept past its session.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
+    """Collect with the cyclic garbage collector paused, then freeze what start-up and collection built
+    (:mod:`pytest_jeval.gcpause`: with 100,000 samples the collector took a third of the collection
+    time, and its pass over the items at exit another 4 s)."""
+    gcpause.pause()  # paused at pytest_configure already, unless the suite was given another way
     try:
-        result = yield
+        return (yield)
     finally:
-        if enabled:
-            gc.enable()
-    if enabled and len(session.items) >= FREEZE_AFTER_ITEMS:
-        gc.freeze()
-    return result
+        gcpause.resume(freeze=True)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

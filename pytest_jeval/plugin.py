@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_jeval import gcpause
 from pytest_jeval._keys import plan_key, runtime_key
 from pytest_jeval.fixtures import (  # noqa: F401
     benchmark_entry,
@@ -79,11 +80,13 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Load and validate the suite once; set up the runtime; register the hooks of each feature in use."""
+    gcpause.enter_session()
     suite = _option(config, "jeval_config")
     if not suite:
         if config.getoption("jeval_set"):
             raise pytest.UsageError("--jeval-set overrides a key of the suite: it needs --jeval-config SUITE.toml")
         return
+    gcpause.pause()  # until the end of collection (pytest_jeval.gcpause)
     from pytest_jeval import collect
     from pytest_jeval.collect import suite_args
     from pytest_jeval.config import SuiteError
@@ -117,6 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(RuntimeHooks(runtime), "jeval-runtime")
     config.pluginmanager.register(RecordHooks(worker=worker), "jeval-records")
     if not is_dry(config):
+        runtime.start_early(config)
         from pytest_jeval.prefetch import Prefetch
 
         config.pluginmanager.register(Prefetch(), "jeval-prefetch")
@@ -156,3 +160,4 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     runtime = config.stash.get(runtime_key, None)
     if runtime is not None:
         runtime.close()
+    gcpause.leave_session()

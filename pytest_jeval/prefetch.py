@@ -10,22 +10,38 @@ worker would prefetch only the item it is running.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pytest_jeval._keys import runtime_key
 
 _cursor_key = pytest.StashKey[int]()
+_queue_key = pytest.StashKey[Any]()
+
+
+def _worker_queue(session: pytest.Session) -> Any:
+    """The xdist worker's ``torun`` queue, or None outside a worker; looked up once per session."""
+    queue = session.stash.get(_queue_key, False)
+    if queue is False:
+        queue = None
+        for plugin in session.config.pluginmanager.get_plugins():
+            torun = getattr(plugin, "torun", None)
+            if type(plugin).__name__ == "WorkerInteractor" and torun is not None:  # an xdist worker
+                queue = torun
+                break
+        session.stash[_queue_key] = queue
+    return queue
 
 
 def upcoming(session: pytest.Session, item: pytest.Item, window: int) -> list[pytest.Item]:
     """The items this process will run next (including ``item``), at most ``window``."""
     items = session.items
-    for plugin in session.config.pluginmanager.get_plugins():
-        torun = getattr(plugin, "torun", None)
-        if type(plugin).__name__ == "WorkerInteractor" and torun is not None:  # an xdist worker
-            with torun.lock() as queue:
-                indices = [i for i in list(queue)[:window] if isinstance(i, int)]
-            return [item] + [items[i] for i in indices]
+    torun = _worker_queue(session)
+    if torun is not None:
+        with torun.lock() as queue:
+            indices = [i for i in list(queue)[:window] if isinstance(i, int)]
+        return [item] + [items[i] for i in indices]
     cursor = session.stash.get(_cursor_key, 0)
     while cursor < len(items) and items[cursor] is not item:
         cursor += 1

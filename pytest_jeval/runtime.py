@@ -134,6 +134,38 @@ class Runtime:
             self.close()
             self._scheduler = None
 
+    def start_early(self, config: pytest.Config) -> None:
+        """At ``pytest_configure``: start the helper process now when this process will likely need one.
+
+        The helper then imports ``openai`` on the other core while this process loads the
+        data, and checks the endpoints at session start (:meth:`check_endpoints`), so this
+        process never imports the client. The bound used here is the sum of the benchmarks'
+        ``max_samples`` (unknown: taken as many) times the models; session start and
+        collection refine it, and a helper that turns out not to be needed is stopped
+        before any call (:meth:`expect`).
+        """
+        if self.plan.suite.run.call_executor == "thread" or (os.cpu_count() or 1) < 2:
+            return
+        if not is_worker(config) and config.getoption("dist", "no") != "no":
+            return  # the controller of an xdist run makes no calls
+        bound = 0
+        for planned in self.plan.benchmarks.values():
+            limit = planned.entry.max_samples
+            bound += limit if limit else AUTO_PROCESS_MIN_CALLS
+        self.expect(worker_share(config, bound * len(self.plan.models)), exact=False)
+
+    def check_endpoints(self, endpoints: list[Endpoint]) -> list[str | None]:
+        """Why each endpoint is unusable, or None: checked by the helper process when one runs,
+        else here (:func:`~pytest_jeval.runner.scheduler.preflight`)."""
+        scheduler = self._scheduler
+        check = getattr(scheduler, "check_endpoints", None)
+        found = check(endpoints) if check is not None else None
+        if found is not None:
+            return list(found)
+        from pytest_jeval.runner.scheduler import preflight
+
+        return preflight(endpoints)
+
     @property
     def stats(self) -> SchedulerStats:
         """The scheduler's counters (all zero when no call was made)."""
@@ -336,8 +368,6 @@ class RuntimeHooks:
             return
         if is_dry(config):
             return
-        from pytest_jeval.runner.scheduler import preflight
-
         plan = runtime.plan
         targets: dict[Any, str] = {}
         for m in plan.models:
@@ -347,7 +377,7 @@ class RuntimeHooks:
         user = runtime.user_endpoint() if plan.needs_user else None
         if user is not None:
             targets.setdefault(user, "the [user] model")
-        reasons = preflight(list(targets))
+        reasons = runtime.check_endpoints(list(targets))
         problems = [f"{who}: {reason}" for who, reason in zip(targets.values(), reasons) if reason is not None]
         if problems:
             # UsageError, not pytest.exit(): pytest prints an Exit raised here twice (as

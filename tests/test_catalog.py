@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.catalog import builtin_benchmarks, builtin_names, catalog_markdown, catalog_rows
+from pytest_jeval.catalog import (
+    builtin_benchmarks,
+    builtin_index,
+    builtin_module,
+    builtin_names,
+    catalog_markdown,
+    catalog_rows,
+)
 
 CATALOG_DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 START, END = "<!-- catalog:start -->", "<!-- catalog:end -->"
@@ -50,6 +57,16 @@ def test_catalog_markdown_has_one_row_per_benchmark() -> None:
     for row, info in zip(rows, catalog_rows()):
         assert row.count(" | ") == 4, row
         assert (info["dataset"] in row) and (info["scorer"].replace("|", "\\|") in row)
+
+
+def test_the_one_module_lookup_agrees_with_the_catalog() -> None:
+    # a suite naming a built-in imports bench_<name>.py alone; the others are found by the walk
+    index = builtin_index()
+    found = {name: builtin_module(name) for name in index}
+    assert all(module in (index[name], None) for name, module in found.items()), found
+    assert sum(module is not None for module in found.values()) >= len(index) - 3
+    assert builtin_module("no_such_benchmark") is None and builtin_module("../etc") is None
+    assert builtin_module("codeexec") is None  # a helper module (_codeexec.py), not a benchmark
 
 
 def test_every_builtin_is_described() -> None:

@@ -7,8 +7,10 @@ keeps the same interface but runs the :class:`CallCore` in a child interpreter
 (``python -m pytest_jeval.runner.callproc FD``), one per pytest process.
 
 The two talk over a socket pair with :class:`multiprocessing.connection.Connection`
-framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``
-and ``("close",)``; the child answers every call with ``("done", id, reply, error, stats)``.
+framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``,
+``("check", id, [endpoint, ...])`` (the session-start endpoint check) and ``("close",)``; the
+child answers every call with ``("done", id, reply, error, stats)`` and a check with
+``("checked", id, [reason or None, ...])``.
 The suite's API keys travel only over that socket: they are never put in the child's
 command line or environment, which holds only :data:`HELPER_ENV_VARS` (see
 :func:`helper_environment`).
@@ -45,6 +47,9 @@ _Pending = tuple["concurrent.futures.Future[Reply]", Endpoint, ChatRequest, bool
 
 #: How long close() waits for the child to finish its goodbyes before killing it.
 _CLOSE_TIMEOUT = 10.0
+#: How long :meth:`ProcessCallScheduler.check_endpoints` waits for the helper's verdicts (each
+#: check has a 10 s limit of its own) before the caller checks the endpoints itself.
+_CHECK_TIMEOUT = 60.0
 
 
 class ProcessCallScheduler:
@@ -65,6 +70,7 @@ class ProcessCallScheduler:
         self._closing = False
         self._errors: tuple[str, ...] = ()
         self._stderr: Any | None = None
+        self._checks: dict[int, concurrent.futures.Future[list[str | None] | None]] = {}
 
     # -- the child ----------------------------------------------------------------------
     def _start(self) -> None:
@@ -101,9 +107,16 @@ class ProcessCallScheduler:
         """Resolve futures as the child's answers arrive; on EOF, hand what is left to a thread."""
         while True:
             try:
-                _kind, call_no, reply, error, stats = conn.recv()
+                message = conn.recv()
             except (EOFError, OSError):
                 break
+            if message[0] == "checked":
+                with self._lock:
+                    check = self._checks.pop(message[1], None)
+                if check is not None:
+                    check.set_result(message[2])
+                continue
+            _kind, call_no, reply, error, stats = message
             self._child_stats = stats
             with self._lock:
                 pending = self._pending.pop(call_no, None)
@@ -121,9 +134,12 @@ class ProcessCallScheduler:
             if self._closing or self._conn is None:
                 return
             pending, self._pending = self._pending, {}
+            checks, self._checks = self._checks, {}
             self._exits += 1
             self._conn = None
             self._child_stats = dataclasses.replace(self._child_stats, in_flight=0)
+        for check in checks.values():  # the caller checks the endpoints itself
+            check.set_result(None)
         if self._proc is not None:
             status = self._proc.wait()
             self._errors += (f"exit status {status}{self._stderr_tail()}",)
@@ -213,6 +229,31 @@ class ProcessCallScheduler:
     def call(self, endpoint: Endpoint, request: ChatRequest, *, use_cache: bool = True) -> Reply:
         """Blocking form of :meth:`submit`."""
         return self.submit(endpoint, request, use_cache=use_cache).result()
+
+    def check_endpoints(self, endpoints: Sequence[Endpoint]) -> list[str | None] | None:
+        """:func:`~pytest_jeval.runner.scheduler.check_endpoints` run by the helper, or None when
+        there is no helper (then the caller checks them itself).
+
+        The helper imported ``openai`` while this process loaded the data, so the check costs
+        this process no import and the endpoints are checked on the connections the calls use.
+        """
+        check: concurrent.futures.Future[list[str | None] | None] = concurrent.futures.Future()
+        with self._lock:
+            conn = self._conn if self._fallback is None and not self._closing else None
+            if conn is None:
+                return None
+            token = next(self._ids)
+            self._checks[token] = check
+        try:
+            conn.send(("check", token, list(endpoints)))
+        except (OSError, ValueError):
+            return None
+        try:
+            return check.result(timeout=_CHECK_TIMEOUT)
+        except concurrent.futures.TimeoutError:
+            with self._lock:
+                self._checks.pop(token, None)
+            return None
 
     @property
     def pid(self) -> int | None:
@@ -306,6 +347,19 @@ async def _serve(conn: Connection, cache_dir: str | None) -> None:
     stop: asyncio.Future[None] = loop.create_future()
     tasks: set[asyncio.Task[None]] = set()
 
+    async def check(token: int, endpoints: list[Endpoint]) -> None:
+        from pytest_jeval.runner.scheduler import check_endpoints
+
+        try:
+            reasons: list[str | None] | None = await check_endpoints(endpoints)
+        except Exception:  # the parent checks them itself
+            reasons = None
+        try:
+            conn.send(("checked", token, reasons))
+        except (OSError, ValueError):
+            if not stop.done():
+                stop.set_result(None)
+
     async def one(call_no: int, endpoint: Endpoint, request: ChatRequest, use_cache: bool) -> None:
         reply: Reply | None = None
         error: BaseException | None = None
@@ -327,6 +381,11 @@ async def _serve(conn: Connection, cache_dir: str | None) -> None:
                 message: Any = conn.recv()
                 if message[0] == "close":
                     raise EOFError
+                if message[0] == "check":
+                    task = loop.create_task(check(message[1], message[2]))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                    continue
                 for call_no, endpoint, request, use_cache in message[1]:
                     task = loop.create_task(one(call_no, endpoint, request, use_cache))
                     tasks.add(task)
@@ -344,10 +403,21 @@ async def _serve(conn: Connection, cache_dir: str | None) -> None:
     await core.aclose()
 
 
+def _import_client() -> None:
+    """Import the ``openai`` client and its HTTP transports now, while the parent loads the data."""
+    import openai  # noqa: F401
+
+    from pytest_jeval.engines.openai_compat import _http_module, aiohttp_available
+
+    _http_module()
+    aiohttp_available()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Child entry point: serve calls on the inherited socket until the parent closes it."""
     argv = sys.argv[1:] if argv is None else argv
     conn = Connection(int(argv[0]))
+    _import_client()
     _kind, cache_dir, piped_env = conn.recv()
     os.environ.update(piped_env)  # after exec: not in /proc/<pid>/environ, which shows the initial block
     asyncio.run(_serve(conn, cache_dir))
@@ -356,4 +426,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # The clients are closed and every answer sent: skip the interpreter's teardown (a few
+    # hundred milliseconds of freeing the openai and aiohttp modules) that pytest would wait for.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

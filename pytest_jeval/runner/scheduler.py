@@ -213,20 +213,19 @@ class CallScheduler:
         return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop()).result()
 
 
+async def check_endpoints(endpoints: Sequence[Endpoint]) -> list[str | None]:
+    """For each endpoint, why it is unusable (dead, or rejects the key), or None; checked at once,
+    each with a client of its own that is closed afterwards."""
+    clients = [endpoint.make_client() for endpoint in endpoints]
+    try:
+        return list(await asyncio.gather(*(
+            openai_compat.preflight(client, endpoint) for client, endpoint in zip(clients, endpoints))))
+    finally:
+        for client in clients:
+            await client.close()
+
+
 def preflight(endpoints: Sequence[Endpoint]) -> list[str | None]:
-    """For each endpoint, why it is unusable (dead, or rejects the key), or None; checked at once.
-
-    Runs on a short-lived event loop of its own, so checking endpoints at session start
-    commits to no scheduler (the controller of an xdist run never makes a call).
-    """
-
-    async def check_all() -> list[str | None]:
-        clients = [endpoint.make_client() for endpoint in endpoints]
-        try:
-            return list(await asyncio.gather(*(
-                openai_compat.preflight(client, endpoint) for client, endpoint in zip(clients, endpoints))))
-        finally:
-            for client in clients:
-                await client.close()
-
-    return asyncio.run(check_all()) if endpoints else []
+    """:func:`check_endpoints` on a short-lived event loop of its own, so checking endpoints at
+    session start commits to no scheduler (the controller of an xdist run never makes a call)."""
+    return asyncio.run(check_endpoints(endpoints)) if endpoints else []

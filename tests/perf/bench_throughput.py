@@ -248,7 +248,8 @@ def one_run(config: str, work: Path, data: Path, answers: Path, n: int, latency:
         if config == "bare":
             cmd = [PY, str(Path(__file__).resolve()), "--bare-loop", server.url, str(data), str(concurrency)]
         else:
-            suite = write_suite(work, data, server.url, concurrency, executor="thread" if config == "thread" else "auto")
+            executor = {"thread": "thread", "pytest": "process"}.get(config, "auto")
+            suite = write_suite(work, data, server.url, concurrency, executor=executor)
             cmd = pytest_cmd(suite, 2 if config == "xdist" else 0)
         m = run_measured(cmd, work, env)
         stats = server.stop()
@@ -278,9 +279,9 @@ def spread(values: list[float], fmt: str = "{:.2f}") -> str:
 def throughput(args: argparse.Namespace, work: Path, env: dict[str, str]) -> None:
     n = args.samples
     data, answers = write_samples(work, n)
-    configs = [Config("pytest", "pytest-jeval, 1 process"),
+    configs = [Config("pytest", "pytest-jeval, 1 process, `call_executor = \"process\"` (what `auto` picks here)"),
                Config("thread", "pytest-jeval, 1 process, `call_executor = \"thread\"`"),
-               Config("xdist", "pytest-jeval, -n 2"),
+               Config("xdist", "pytest-jeval, -n 2 (`auto`: a helper per worker)"),
                Config("bare", f"bare AsyncOpenAI loop, {args.concurrency} in flight")]
     if args.skip_xdist:
         configs = [c for c in configs if c.name != "xdist"]
@@ -319,6 +320,14 @@ def throughput(args: argparse.Namespace, work: Path, env: dict[str, str]) -> Non
               f"{spread([r.tail for r in c.runs])} | {spread([r.cpu for r in c.runs])} | "
               f"{'/'.join(map(str, peaks))} |")
     print("(median (min-max) over the repeats; ratios against the bare loop's median)")
+    main_runs = next(c for c in configs if c.name == "pytest").runs
+    rate = statistics.median(bare_in_call / (r.in_call or float("nan")) for r in main_runs)
+    whole = statistics.median(r.wall for r in main_runs) / bare_wall
+    ideal = n / args.slots * args.latency
+    print(f"goal: in-call rate >= 1.13x the bare loop's: {rate:.2f}x ({'met' if rate >= 1.13 else 'NOT met'}); "
+          f"within {statistics.median(r.in_call or 0 for r in main_runs) / ideal - 1:+.0%} of the endpoint's ideal "
+          f"{ideal:.2f} s (the bare loop: {bare_in_call / ideal - 1:+.0%})")
+    print(f"goal: whole process <= 1.3x the bare loop's: {whole:.2f}x ({'met' if whole <= 1.3 else 'NOT met'})")
 
     if args.overhead_samples == 0:
         return
@@ -337,6 +346,8 @@ def throughput(args: argparse.Namespace, work: Path, env: dict[str, str]) -> Non
     print(f"per-sample harness overhead: wall {spread([(p.wall - b.wall) / m * 1000 for p, b in pairs])} ms, "
           f"CPU {spread([(p.cpu - b.cpu) / m * 1000 for p, b in pairs])} ms, "
           f"in-call {spread([((p.in_call or 0) - (b.in_call or 0)) / m * 1000 for p, b in pairs])} ms")
+    cpu = statistics.median((p.cpu - b.cpu) / m * 1000 for p, b in pairs)
+    print(f"goal: harness CPU <= 2 ms per sample above the bare loop's: {cpu:.2f} ms ({'met' if cpu <= 2 else 'NOT met'})")
 
 
 # --------------------------------------------------------------------------- collect mode
