@@ -13,7 +13,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # A line every 30 s while a silent step (pip building a wheel) runs; keeps the step's exit status.
 TICK := $(PY) scripts/ticker.py
 
-.PHONY: demo test lint docs install clean chromium bubblewrap bfcl
+.PHONY: demo test test-scale lint docs install clean chromium bubblewrap bfcl litellm
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -97,9 +97,23 @@ docs: $(VENV)/.installed-dev
 	@echo "docs: built into $(DOCS_SITE)"
 
 # Two pytest-xdist workers: most tests wait on subprocesses and servers, so the suite takes
-# about 5 minutes on two cores instead of about 9 in one process.
+# about 5 minutes on two cores instead of about 9 in one process. tests/scale has its own target.
 test: $(VENV)/.installed-dev chromium bubblewrap rootfs lint docs
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest -n 2 --ignore=tests/scale
+
+# LiteLLM's proxy, the router of the scaling tests (docs/routers.md): a virtualenv of its own,
+# since it pins many packages the project's .venv must not get.
+LITELLM_VERSION ?= 1.110.2
+LITELLM_VENV := .venv-litellm
+litellm:
+	@test -x $(LITELLM_VENV)/bin/litellm || { $(PYTHON) -m venv $(LITELLM_VENV) && $(TICK) "pip install litellm" -- \
+		$(LITELLM_VENV)/bin/python -m pip install --disable-pip-version-check -q "litellm[proxy]==$(LITELLM_VERSION)"; }
+	@echo "litellm: $(CURDIR)/$(LITELLM_VENV)/bin/litellm ($$($(LITELLM_VENV)/bin/python -m pip show litellm 2>/dev/null | sed -n 's/^Version: //p'))"
+
+# Past one machine (docs/scaling.md): remote xdist workers over execnet sockets, each in a mount
+# namespace of its own (bubblewrap), and two test-server replicas behind a LiteLLM proxy.
+test-scale: $(VENV)/.installed-dev bubblewrap litellm
+	$(PY) -m pytest tests/scale -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) results
