@@ -102,8 +102,9 @@ test: $(VENV)/.installed-dev chromium bubblewrap rootfs lint docs
 	$(PY) -m pytest -n 2 --ignore=tests/scale
 
 # LiteLLM's proxy, the router of the scaling tests (docs/routers.md): a virtualenv of its own,
-# since it pins many packages the project's .venv must not get.
-LITELLM_VERSION ?= 1.110.2
+# since it pins many packages the project's .venv must not get. 1.108.7 is the newest release
+# whose [proxy] extra resolves on the package index (1.108.8-1.110.2 need releases it lacks).
+LITELLM_VERSION ?= 1.108.7
 LITELLM_VENV := .venv-litellm
 litellm:
 	@test -x $(LITELLM_VENV)/bin/litellm || { $(PYTHON) -m venv $(LITELLM_VENV) && $(TICK) "pip install litellm" -- \
