@@ -293,6 +293,8 @@ def _scan_batches(rows: Any, batch_size: int = 1000) -> Iterator[list[dict[str, 
         while chunk := list(itertools.islice(plain, batch_size)):
             yield chunk
         return
+    # One column at least, so that a row is never an empty dict to C code that looks at its size
+    # before calling its methods (json.dumps does).
     hot: list[str] = names[:1]
     for table in rows.with_format("arrow").iter(batch_size=batch_size):
         batch = _Batch(table, names)
@@ -301,9 +303,8 @@ def _scan_batches(rows: Any, batch_size: int = 1000) -> Iterator[list[dict[str, 
         made = list(map(row_type, map(zip, itertools.repeat(hot), zip(*(batch.column(n) for n in hot)))))
         batch.positions = dict(zip(map(id, made), range(len(made))))
         yield made
-        # The columns read in this batch are converted up front in the next one; one at least,
-        # so that a row is never an empty dict to C code that looks at its size (json.dumps does).
-        hot = [name for name in names if name in batch.read] or hot[:1]
+        # The columns read in this batch (these included) are converted up front in the next one.
+        hot = [name for name in names if name in batch.read]
 
 
 class _Batch:

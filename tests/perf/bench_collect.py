@@ -185,7 +185,7 @@ def profile(suite: Path, work: Path, env: dict[str, str]) -> None:
         for (filename, _line, func), (_cc, _nc, _tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
             rows[(filename, func)] = max(ct, rows.get((filename, func), 0.0))
 
-        def cum(path_part: str, func: str) -> float:
+        def cum(path_part: str, func: str, rows: dict[tuple[str, str], float] = rows) -> float:
             return max((v for (f, fn), v in rows.items() if f.endswith(path_part) and fn == func), default=0.0)
 
         total = cum("_pytest/config/__init__.py", "main") or m.wall
