@@ -297,3 +297,18 @@ def test_a_row_that_reads_no_column_is_not_an_empty_dict_later(tmp_path: Path) -
     got, _ = load_samples(bench, files=[path], max_samples=300, seed=4)
     check_same(got, select(full, None, 300, 4))
     assert any(s.input.startswith('{"q": "q1') for s in got)
+
+
+def test_sample_init_keeps_the_dataclass_semantics() -> None:
+    import dataclasses
+
+    a, b = Sample("a", "q"), Sample(id="a", input="q")
+    assert a == b and hash(a) == hash(b) and a.metadata == {} and a.metadata is not b.metadata
+    assert (a.target, a.choices, a.subject, a.index) == (None, (), None, -1)
+    assert Sample("a", "q", metadata=None).metadata is None  # an explicit value is kept as given
+    full = Sample("i", "q", "t", ("x", "y"), "s", {"m": 1}, 5)
+    assert dataclasses.asdict(full) == {"id": "i", "input": "q", "target": "t", "choices": ("x", "y"),
+                                        "subject": "s", "metadata": {"m": 1}, "index": 5}
+    assert dataclasses.replace(full, index=7).index == 7 and dataclasses.replace(full, index=7).metadata == {"m": 1}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.id = "b"  # type: ignore[misc]
