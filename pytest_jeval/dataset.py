@@ -239,9 +239,7 @@ def _load_subset(benchmark: Benchmark, rows: Any, ctx: LoadContext, id_column: s
     ids: list[str] = []
     skipped = 0
     seen: set[str] = set()
-    index = -1
-    for row in itertools.chain.from_iterable(_scan_batches(rows)):
-        index += 1
+    for index, row in enumerate(itertools.chain.from_iterable(_scan_batches(rows))):
         try:
             sample = to_sample(row, index, ctx)
         except (KeyError, TypeError, ValueError):
@@ -282,7 +280,7 @@ def _load_subset(benchmark: Benchmark, rows: Any, ctx: LoadContext, id_column: s
     return samples, skipped
 
 
-def _scan_batches(rows: Any, batch_size: int = 1000) -> Iterator[list[dict[str, Any]]]:
+def _scan_batches(rows: Any, batch_size: int = 1000) -> Iterator[Sequence[dict[str, Any]]]:
     """The rows of a ``datasets.Dataset`` for a scan, a batch at a time: :class:`_LazyRow` where the values
     are plain Arrow values (no feature to decode, no output format set), else the dicts of :func:`iter_rows`."""
     from datasets.features.features import require_decoding
@@ -298,10 +296,11 @@ def _scan_batches(rows: Any, batch_size: int = 1000) -> Iterator[list[dict[str, 
     hot: list[str] = names[:1]
     for table in rows.with_format("arrow").iter(batch_size=batch_size):
         batch = _Batch(table, names)
-        # A class per batch holds the batch, so making a row is C code only (dict(zip(...))).
-        row_type = type("_LazyRow", (_LazyRow,), {"__slots__": (), "_batch": batch})
-        made = list(map(row_type, map(zip, itertools.repeat(hot), zip(*(batch.column(n) for n in hot)))))
-        batch.positions = dict(zip(map(id, made), range(len(made))))
+        made: list[_LazyRow] = list(map(_LazyRow, map(zip, itertools.repeat(hot),
+                                                      zip(*(batch.column(n) for n in hot)))))
+        for at, row in enumerate(made):
+            row._batch = batch
+            row._at = at
         yield made
         # The columns read in this batch (these included) are converted up front in the next one.
         hot = [name for name in names if name in batch.read]
@@ -310,14 +309,13 @@ def _scan_batches(rows: Any, batch_size: int = 1000) -> Iterator[list[dict[str, 
 class _Batch:
     """One Arrow batch of rows, converted to Python a column at a time, when a row asks for it."""
 
-    __slots__ = ("columns", "names", "positions", "read", "table")
+    __slots__ = ("columns", "names", "read", "table")
 
     def __init__(self, table: Any, names: list[str]) -> None:
         self.table = table
         self.names = frozenset(names)
         self.columns: dict[str, list[Any]] = {}
         self.read: set[str] = set()
-        self.positions: dict[int, int] = {}  # id(row) -> its position in the batch
 
     def column(self, name: str) -> list[Any]:
         """The column's values as Python objects (``pyarrow`` ``to_pylist``, as ``datasets`` formats them)."""
@@ -338,18 +336,19 @@ class _LazyRow(dict):  # type: ignore[type-arg]
     ``row[key]``, ``row.get(key)`` and ``key in row`` read one column; anything that
     needs the whole row (iterating, ``len``, ``items``, comparing, copying, changing it)
     first fills in every column, and from then on it is a plain dict. Rows are made
-    by :func:`_scan_batches`, of a subclass whose ``_batch`` is their batch.
+    by :func:`_scan_batches`, which sets their batch and position in it.
     """
 
-    __slots__ = ("_full",)
+    __slots__ = ("_at", "_batch", "_full")
 
     _batch: _Batch
+    _at: int
 
     def __missing__(self, key: Any) -> Any:
         batch = self._batch
         if key not in batch.names or self._is_full():
             raise KeyError(key)
-        value = batch.column(key)[batch.positions[id(self)]]
+        value = batch.column(key)[self._at]
         dict.__setitem__(self, key, value)
         return value
 
@@ -365,7 +364,7 @@ class _LazyRow(dict):  # type: ignore[type-arg]
 
     def fresh(self) -> dict[str, Any]:
         """A new plain dict of the whole row, converted again (for a second try that must see it unchanged)."""
-        return self._batch.row(self._batch.positions[id(self)])
+        return self._batch.row(self._at)
 
     def _is_full(self) -> bool:
         return getattr(self, "_full", False)
@@ -373,7 +372,7 @@ class _LazyRow(dict):  # type: ignore[type-arg]
     def _fill(self) -> None:
         if not self._is_full():
             batch = self._batch
-            at = batch.positions[id(self)]
+            at = self._at
             for name in batch.table.column_names:
                 if not dict.__contains__(self, name):
                     dict.__setitem__(self, name, batch.column(name)[at])

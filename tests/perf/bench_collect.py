@@ -198,8 +198,9 @@ def profile(suite: Path, work: Path, env: dict[str, str]) -> None:
             ("      datasets.load_dataset (load_rows - check_utf8)",
              cum("pytest_jeval/dataset.py", "load_rows") - cum("pytest_jeval/dataset.py", "check_utf8")),
             ("      scan and subset (_load_subset)", cum("pytest_jeval/dataset.py", "_load_subset")),
-            ("        to_sample calls (_convert)", cum("pytest_jeval/dataset.py", "_convert")),
-            ("        lazy rows (_scan_rows)", cum("pytest_jeval/dataset.py", "_scan_rows")),
+            ("        the benchmark's to_sample, every row", cum("bench_natural_reasoning.py", "to_sample")),
+            ("          of which Sample() (Sample.__init__)", cum("pytest_jeval/sample.py", "__init__")),
+            ("        making the rows (_scan_batches)", cum("pytest_jeval/dataset.py", "_scan_batches")),
         ]
         print(f"\n# cProfile of one {kind} collection ({collected(m)}; wall {m.wall:.1f} s under the profiler, "
               f"which inflates per-call costs; cumulative seconds)")
