@@ -312,3 +312,18 @@ def test_sample_init_keeps_the_dataclass_semantics() -> None:
     assert dataclasses.replace(full, index=7).index == 7 and dataclasses.replace(full, index=7).metadata == {"m": 1}
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.id = "b"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 16, 1 << 20])
+def test_utf8_check_names_the_line_and_offset_past_the_first_chunk(tmp_path: Path, chunk_size: int) -> None:
+    from pytest_jeval.dataset import check_utf8
+
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps({"q": f"café {i} ☃"}, ensure_ascii=False) + "\n" for i in range(6)),
+                    encoding="utf-8")
+    check_utf8(good, chunk_size=chunk_size)  # multi-byte characters split across chunks are fine
+    bad = tmp_path / "bad.jsonl"
+    head = "".join(json.dumps({"q": f"line {i} ☃"}, ensure_ascii=False) + "\n" for i in range(4)).encode()
+    bad.write_bytes(head + b'{"q": "caf\xe9"}\n')
+    with pytest.raises(DatasetLoadError, match=rf"byte 0xe9 at offset {len(head) + 10} \(line 5\)"):
+        check_utf8(bad, chunk_size=chunk_size)
