@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import itertools
 import logging
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,23 +45,27 @@ def check_utf8(path: Path, chunk_size: int = 1 << 20) -> None:
     """Raise :class:`DatasetLoadError` naming the file, line and byte offset of the first byte that is not UTF-8.
 
     Text formats only (JSON lines, JSON, CSV, TSV, gzipped or not); parquet is binary.
+    A chunk of ASCII bytes is valid as it is, so only the others are decoded, and
+    lines are counted only to name the bad byte's line.
     """
     if builder_for(path) == "parquet":
         return
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset = 0  # bytes of the file read before this chunk
-    lines = 1
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     try:
         with opener(path, "rb") as f:
             while True:
                 chunk = f.read(chunk_size)
                 pending = len(decoder.getstate()[0])
+                if chunk and not pending and chunk.isascii():
+                    offset += len(chunk)
+                    continue
                 try:
                     decoder.decode(chunk, final=not chunk)
                 except UnicodeDecodeError as exc:
                     at = offset - pending + exc.start
-                    line = lines + exc.object[: exc.start].count(b"\n")
+                    line = _line_at(path, opener, offset) + exc.object[: exc.start].count(b"\n")
                     raise DatasetLoadError(
                         f"{path} is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {at} (line {line}) "
                         f"cannot be decoded ({exc.reason}); save the file as UTF-8"
@@ -67,9 +73,21 @@ def check_utf8(path: Path, chunk_size: int = 1 << 20) -> None:
                 if not chunk:
                     return
                 offset += len(chunk)
-                lines += chunk.count(b"\n")
     except OSError as exc:
         raise DatasetLoadError(f"cannot read {path}: {exc}") from None
+
+
+def _line_at(path: Path, opener: Any, offset: int, chunk_size: int = 1 << 20) -> int:
+    """The line number (from 1) at byte ``offset`` of the (decompressed) file."""
+    lines = 1
+    with opener(path, "rb") as f:
+        while offset > 0:
+            chunk = f.read(min(chunk_size, offset))
+            if not chunk:
+                break
+            lines += chunk.count(b"\n")
+            offset -= len(chunk)
+    return lines
 
 
 def _quiet_datasets() -> Any:
@@ -143,6 +161,10 @@ def load_samples(
 
     Record ids come from ``to_sample`` and must be unique; they never depend on
     the seed or ``max_samples`` because the subset is chosen after conversion.
+    A subset of a ``datasets.Dataset`` (``max_samples`` below its row count, or
+    ``record_ids``) is chosen by :func:`_load_subset`, which keeps only the row
+    positions and ids of the whole split and builds the chosen samples alone:
+    the same records as converting every row and calling :func:`select`.
     """
     ctx = LoadContext(
         benchmark=benchmark.name,
@@ -151,23 +173,18 @@ def load_samples(
         data_dir=files[0].parent if files else None,
         sandbox=sandbox,
     )
-    rows = benchmark.read_rows(files, ctx) if benchmark.read_rows else load_rows(benchmark, files, split, subset)
+    rows: Any = benchmark.read_rows(files, ctx) if benchmark.read_rows else load_rows(benchmark, files, split, subset)
+    id_column = benchmark.dataset.id_column if benchmark.dataset else None
+    if _is_dataset(rows) and (record_ids is not None or (max_samples is not None and max_samples < rows.num_rows)):
+        return _load_subset(benchmark, rows, ctx, id_column, record_ids, max_samples, seed)
     samples: list[Sample] = []
     skipped = 0
     seen: set[str] = set()
-    id_column = benchmark.dataset.id_column if benchmark.dataset else None
     for index, row in enumerate(iter_rows(rows)):
-        try:
-            sample = benchmark.to_sample(row, index, ctx)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DatasetLoadError(
-                f"row {index} of {benchmark.name!r} does not have the expected schema: {type(exc).__name__}: {exc}"
-            ) from exc
+        sample = _convert(benchmark, row, index, ctx, id_column)
         if sample is None:
             skipped += 1
             continue
-        if id_column and row.get(id_column) not in (None, "") and sample.id != str(row[id_column]):
-            sample = _with(sample, id=str(row[id_column]))
         if sample.index < 0:
             sample = _with_index(sample, index)
         if sample.id in seen:
@@ -175,6 +192,214 @@ def load_samples(
         seen.add(sample.id)
         samples.append(sample)
     return select(samples, record_ids, max_samples, seed), skipped
+
+
+def _convert(benchmark: Benchmark, row: dict[str, Any], index: int, ctx: LoadContext,
+             id_column: str | None) -> Sample | None:
+    """``to_sample`` of one row, with the dataset's id column (if any) as the id; None for a skipped row."""
+    try:
+        sample = benchmark.to_sample(row, index, ctx)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DatasetLoadError(
+            f"row {index} of {benchmark.name!r} does not have the expected schema: {type(exc).__name__}: {exc}"
+        ) from exc
+    if sample is not None and id_column:
+        sample = _with_id_column(sample, row, id_column)
+    return sample
+
+
+def _with_id_column(sample: Sample, row: dict[str, Any], id_column: str) -> Sample:
+    """``sample`` with the row's ``id_column`` value as its id, when the row has one."""
+    if row.get(id_column) not in (None, "") and sample.id != str(row[id_column]):
+        return _with(sample, id=str(row[id_column]))
+    return sample
+
+
+def _is_dataset(rows: Any) -> bool:
+    """True for a ``datasets.Dataset`` (rows that can be counted, scanned by column and picked by position)."""
+    module = sys.modules.get("datasets")
+    return module is not None and isinstance(rows, module.Dataset)
+
+
+def _load_subset(benchmark: Benchmark, rows: Any, ctx: LoadContext, id_column: str | None,
+                 record_ids: Sequence[str] | None, max_samples: int | None, seed: int) -> tuple[list[Sample], int]:
+    """The samples :func:`select` would keep, without keeping a sample for every row.
+
+    Pass one calls ``to_sample`` on every row, as the full load does (so the skipped
+    rows, schema errors and duplicate ids are the same), but on rows that convert
+    only the columns ``to_sample`` reads (:class:`_LazyRow`), and keeps just the
+    row position and id of each sample that ``record_ids`` lets through. The seeded
+    permutation then runs over that count, exactly as :func:`select` runs it over
+    the list of samples, and pass two converts the chosen rows again, as plain
+    dicts, into the samples returned.
+    """
+    wanted = set(record_ids) if record_ids is not None else None
+    to_sample = benchmark.to_sample
+    positions: list[int] = []
+    ids: list[str] = []
+    skipped = 0
+    seen: set[str] = set()
+    for index, row in enumerate(itertools.chain.from_iterable(_scan_batches(rows))):
+        try:
+            sample = to_sample(row, index, ctx)
+        except (KeyError, TypeError, ValueError):
+            # Once more on the plain dict, as the full load calls it: its error, or its sample.
+            sample = _convert(benchmark, row.fresh() if isinstance(row, _LazyRow) else row, index, ctx, id_column)
+        else:
+            if id_column and sample is not None:
+                sample = _with_id_column(sample, row, id_column)
+        if sample is None:
+            skipped += 1
+            continue
+        sid = sample.id
+        if sid in seen:
+            raise DatasetLoadError(f"duplicate record id {sid!r} in {benchmark.name!r}")
+        seen.add(sid)
+        if wanted is None or sid in wanted:
+            positions.append(index)
+            ids.append(sid)
+    del seen
+    if max_samples is not None and max_samples < len(positions):
+        rng = np.random.default_rng(seed)
+        keep = np.sort(rng.permutation(len(positions))[:max_samples])
+        positions = [positions[int(i)] for i in keep]
+        ids = [ids[int(i)] for i in keep]
+    picked = rows.select(positions, keep_in_memory=True) if positions else []
+    samples: list[Sample] = []
+    for row, index, sid in zip(iter_rows(picked), positions, ids, strict=True):
+        sample = _convert(benchmark, row, index, ctx, id_column)
+        if sample is None or sample.id != sid:
+            raise DatasetLoadError(
+                f"{benchmark.name!r}: to_sample gave row {index} the id {sid!r}, then "
+                f"{'no sample' if sample is None else repr(sample.id)} for the same row; "
+                f"a record's id and whether it is skipped must depend only on the row"
+            )
+        if sample.index < 0:
+            sample = _with_index(sample, index)
+        samples.append(sample)
+    return samples, skipped
+
+
+def _scan_batches(rows: Any, batch_size: int = 1000) -> Iterator[Sequence[dict[str, Any]]]:
+    """The rows of a ``datasets.Dataset`` for a scan, a batch at a time: :class:`_LazyRow` where the values
+    are plain Arrow values (no feature to decode, no output format set), else the dicts of :func:`iter_rows`."""
+    from datasets.features.features import require_decoding
+
+    names = list(rows.column_names)
+    if not names or rows.format.get("type") is not None or any(require_decoding(f) for f in rows.features.values()):
+        plain = iter_rows(rows, batch_size)
+        while chunk := list(itertools.islice(plain, batch_size)):
+            yield chunk
+        return
+    # One column at least, so that a row is never an empty dict to C code that looks at its size
+    # before calling its methods (json.dumps does).
+    hot: list[str] = names[:1]
+    for table in rows.with_format("arrow").iter(batch_size=batch_size):
+        batch = _Batch(table, names)
+        made: list[_LazyRow] = list(map(_LazyRow, map(zip, itertools.repeat(hot),
+                                                      zip(*(batch.column(n) for n in hot)))))
+        for at, row in enumerate(made):
+            row._batch = batch
+            row._at = at
+        yield made
+        # The columns read in this batch (these included) are converted up front in the next one.
+        hot = [name for name in names if name in batch.read]
+
+
+class _Batch:
+    """One Arrow batch of rows, converted to Python a column at a time, when a row asks for it."""
+
+    __slots__ = ("columns", "names", "read", "table")
+
+    def __init__(self, table: Any, names: list[str]) -> None:
+        self.table = table
+        self.names = frozenset(names)
+        self.columns: dict[str, list[Any]] = {}
+        self.read: set[str] = set()
+
+    def column(self, name: str) -> list[Any]:
+        """The column's values as Python objects (``pyarrow`` ``to_pylist``, as ``datasets`` formats them)."""
+        values = self.columns.get(name)
+        if values is None:
+            values = self.columns[name] = self.table.column(name).to_pylist()
+            self.read.add(name)
+        return values
+
+    def row(self, at: int) -> dict[str, Any]:
+        """Row ``at`` as a new plain dict of every column, converted afresh."""
+        return dict(self.table.slice(at, 1).to_pylist()[0])
+
+
+class _LazyRow(dict):  # type: ignore[type-arg]
+    """A row that is a ``dict`` and converts a column's value the first time it is read.
+
+    ``row[key]``, ``row.get(key)`` and ``key in row`` read one column; anything that
+    needs the whole row (iterating, ``len``, ``items``, comparing, copying, changing it)
+    first fills in every column, and from then on it is a plain dict. Rows are made
+    by :func:`_scan_batches`, which sets their batch and position in it.
+    """
+
+    __slots__ = ("_at", "_batch", "_full")
+
+    _batch: _Batch
+    _at: int
+
+    def __missing__(self, key: Any) -> Any:
+        batch = self._batch
+        if key not in batch.names or self._is_full():
+            raise KeyError(key)
+        value = batch.column(key)[self._at]
+        dict.__setitem__(self, key, value)
+        return value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """``row[key]`` if the row has the column, else ``default``."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) if self._is_full() else key in self._batch.names
+
+    def fresh(self) -> dict[str, Any]:
+        """A new plain dict of the whole row, converted again (for a second try that must see it unchanged)."""
+        return self._batch.row(self._at)
+
+    def _is_full(self) -> bool:
+        return getattr(self, "_full", False)
+
+    def _fill(self) -> None:
+        if not self._is_full():
+            batch = self._batch
+            at = self._at
+            for name in batch.table.column_names:
+                if not dict.__contains__(self, name):
+                    dict.__setitem__(self, name, batch.column(name)[at])
+            self._full = True
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        self._fill()
+        return (dict, (dict(dict.items(self)),))
+
+
+def _whole(name: str) -> Any:
+    method = getattr(dict, name)
+
+    def whole(self: _LazyRow, *args: Any, **kwargs: Any) -> Any:
+        self._fill()
+        return method(self, *args, **kwargs)
+
+    whole.__name__ = name
+    whole.__doc__ = method.__doc__
+    return whole
+
+
+for _name in ("__iter__", "__len__", "__eq__", "__ne__", "__repr__", "__reversed__", "__setitem__", "__delitem__",
+              "__or__", "__ror__", "__ior__", "keys", "values", "items", "copy", "pop", "popitem", "setdefault",
+              "update", "clear"):
+    setattr(_LazyRow, _name, _whole(_name))
+del _name
 
 
 def iter_rows(rows: Any, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
