@@ -79,7 +79,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Load and validate the suite once; set up the runtime; register the hooks of each feature in use."""
-    suite = _option(config, "jeval_config")
+    from pytest_jeval.xdist_remote import suite_option
+
+    suite = suite_option(config, _option(config, "jeval_config"))
     if not suite:
         if config.getoption("jeval_set"):
             raise pytest.UsageError("--jeval-set overrides a key of the suite: it needs --jeval-config SUITE.toml")
@@ -138,6 +140,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(ResumePlugin(), "jeval-resume")
     if not worker:
+        from pytest_jeval.xdist_remote import RemoteWorkersPlugin, check_remote_specs
+
+        check_remote_specs(config)
+        config.pluginmanager.register(RemoteWorkersPlugin(str(plan.path)), "jeval-remote-workers")
         from pytest_jeval.results.writer import install as install_writer
 
         install_writer(config, plan, resume=resume)

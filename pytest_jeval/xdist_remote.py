@@ -1,0 +1,86 @@
+"""Remote pytest-xdist workers (``--tx socket=HOST:PORT``, ``--tx ssh=...``): what the controller hands them.
+
+A remote worker starts in its own folder (xdist's ``chdir``, by default
+``pyexecnetcache`` under the execnet server's folder), not in the controller's: a
+relative ``--jeval-config`` would name another file there. The controller sends
+each worker the suite's absolute path (``workerinput["jeval_suite"]``), which the
+worker loads instead (:func:`suite_option`); the file must exist at that path on the
+worker (a shared path, or the same checkout). docs/remote-workers.md has the rules.
+
+:func:`check_remote_specs` (controller, before xdist starts any worker) turns two
+xdist traps into a usage error or a safe default:
+
+* xdist rewrites every command-line argument that names an existing path relative
+  to its rsync roots for a remote worker, and raises ``ValueError`` (an internal
+  error) for one outside them, such as ``--jeval-config suite.toml`` written as two
+  arguments: that is a usage error here, saying to write ``--jeval-config=suite.toml``.
+* execnet's socket server runs the worker in its own process, so a crashed socket
+  worker cannot be replaced (xdist's reconnect fails with an internal error), and a
+  worker that fails on start is replaced forever (xdist sets no restart limit for
+  ``--tx``): with a ``socket=`` spec and no ``--max-worker-restart``, the limit is 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SUITE_KEY = "jeval_suite"
+"""The ``workerinput`` key of the suite's absolute path."""
+
+
+def suite_option(config: pytest.Config, suite: str | None) -> str | None:
+    """The suite a process loads: on an xdist worker the controller's absolute path, else ``suite``."""
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get(SUITE_KEY):
+        return str(workerinput[SUITE_KEY])
+    return suite
+
+
+class RemoteWorkersPlugin:
+    """Registered on the controller: tells each xdist worker the suite's absolute path."""
+
+    def __init__(self, suite_path: str) -> None:
+        self.suite_path = suite_path
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist (controller): the suite's absolute path, for a worker whose folder is not the controller's."""
+        node.workerinput[SUITE_KEY] = self.suite_path
+
+
+def _remote_specs(config: pytest.Config) -> list[Any]:
+    """The ``--tx`` specs of workers that do not share the controller's folder (xdist's rule)."""
+    tx: list[str] = config.getoption("tx", None) or []
+    if not tx:
+        return []
+    import execnet
+
+    specs = [execnet.XSpec(spec.split("*", 1)[1] if spec.split("*", 1)[0].isdigit() else spec) for spec in tx]
+    return [spec for spec in specs if not spec.popen or spec.chdir]
+
+
+def check_remote_specs(config: pytest.Config) -> None:
+    """Controller: path arguments that xdist cannot send, and the restart limit of socket workers."""
+    remote = _remote_specs(config)
+    if not remote:
+        return
+    if not (config.getoption("rsyncdir", None) or config.getini("rsyncdirs")):
+        paths = [arg for arg in map(str, config.invocation_params.args)
+                 if _exists(config.invocation_params.dir / arg.split("::")[0])]
+        if paths:
+            raise pytest.UsageError(
+                f"jeval: remote xdist workers (--tx {remote[0]._spec}) cannot be sent path arguments "
+                f"({', '.join(paths)}): give an option and its path as one argument (--jeval-config=SUITE.toml, "
+                "--jeval-output=DIR), and select samples with -k, not with paths (docs/remote-workers.md)")
+    if config.getoption("maxworkerrestart", None) is None and any(spec.socket for spec in remote):
+        config.option.maxworkerrestart = "0"  # a crashed socket worker cannot be replaced
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
