@@ -5,7 +5,11 @@ A remote worker starts in its own folder (xdist's ``chdir``, by default
 relative ``--jeval-config`` would name another file there. The controller sends
 each worker the suite's absolute path (``workerinput["jeval_suite"]``), which the
 worker loads instead (:func:`suite_option`); the file must exist at that path on the
-worker (a shared path, or the same checkout). docs/remote-workers.md has the rules.
+worker (a shared path, or the same checkout). Under ``--jeval-resume`` a remote
+worker cannot read the finished records either (they are in the controller's output
+dir): the controller sends it the ones it read (``workerinput["jeval_resumed"]``,
+:func:`shipped_resumed`), so no finished sample is asked again. docs/remote-workers.md
+has the rules.
 
 :func:`check_remote_specs` (controller, before xdist starts any worker) turns two
 xdist traps into a usage error or a safe default:
@@ -23,12 +27,17 @@ xdist traps into a usage error or a safe default:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    from pytest_jeval.results.resume import Resumed
+
 SUITE_KEY = "jeval_suite"
 """The ``workerinput`` key of the suite's absolute path."""
+RESUMED_KEY = "jeval_resumed"
+"""The ``workerinput`` key of the finished records a remote worker resumes from."""
 
 
 def suite_option(config: pytest.Config, suite: str | None) -> str | None:
@@ -39,16 +48,33 @@ def suite_option(config: pytest.Config, suite: str | None) -> str | None:
     return suite
 
 
+def shipped_resumed(config: pytest.Config) -> Resumed | None:
+    """On a remote xdist worker under ``--jeval-resume``: the finished records the controller sent, else None."""
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    shipped = None if workerinput is None else workerinput.get(RESUMED_KEY)
+    if shipped is None:
+        return None
+    return {(bench, model): records for bench, model, records in shipped}
+
+
 class RemoteWorkersPlugin:
-    """Registered on the controller: tells each xdist worker the suite's absolute path."""
+    """Registered on the controller: what each xdist worker is sent (the suite's path; resumed records)."""
 
     def __init__(self, suite_path: str) -> None:
         self.suite_path = suite_path
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """xdist (controller): the suite's absolute path, for a worker whose folder is not the controller's."""
+        """xdist (controller): the suite's absolute path, for a worker whose folder is not the controller's;
+        to a remote worker under ``--jeval-resume``, the finished records the results writer read."""
         node.workerinput[SUITE_KEY] = self.suite_path
+        spec = node.gateway.spec
+        config: pytest.Config = node.config
+        if (not spec.popen or spec.chdir) and config.getoption("jeval_resume"):
+            from pytest_jeval._keys import runtime_key
+
+            resumed = config.stash[runtime_key].resumed or {}
+            node.workerinput[RESUMED_KEY] = [[bench, model, records] for (bench, model), records in resumed.items()]
 
 
 def _remote_specs(config: pytest.Config) -> list[Any]:

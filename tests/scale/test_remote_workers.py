@@ -124,46 +124,44 @@ channel.send({"tmp": sorted(os.listdir("/tmp")), "home": os.environ["HOME"], "cw
     assert not [pid for pid in pids if _alive(pid)]  # nothing outlives the context
 
 
-def test_remote_run_equals_serial_and_a_killed_worker_resumes(
-        project: tuple[Path, FakeOpenAIServer, list[dict[str, Any]]]) -> None:
+def test_remote_run_killed_worker_and_resume_equal_a_serial_run(
+        pytester: pytest.Pytester, project: tuple[Path, FakeOpenAIServer, list[dict[str, Any]]]) -> None:
+    """Three socket workers; one dies mid-run; the two left finish it with --jeval-resume: the -n 0 records."""
     path, server, rows = project
     out = path / "out" / "gsm8k_test-model.jsonl"
-    serial = subprocess.run(_pytest("--jeval-output=serial"), cwd=path, capture_output=True, text=True)
-    assert serial.returncode == 0, serial.stdout[-3000:]
+    serial = pytester.runpytest("--jeval-config=suite.toml", "--jeval-output=serial", "-p", "no:randomly")
+    assert serial.ret == 0
+    expected = _stable(_lines(path / "serial" / out.name))
+    assert len(expected) == ROWS
     with socket_workers(3, path.parent / "ns", shared=[path], host_env={"JEVAL_TEST_KEY": SECRET}) as workers:
-        remote = subprocess.run(_pytest("--jeval-output=remote", "-d", *_tx(workers)), cwd=path,
-                                capture_output=True, text=True)
-        assert remote.returncode == 0, remote.stdout[-3000:]
-        assert "created: 3/3 workers" in remote.stdout
-        expected = _stable(_lines(path / "serial" / out.name))
-        assert len(expected) == ROWS and _stable(_lines(path / "remote" / out.name)) == expected
-        # each worker loaded the data into its own datasets cache; only the controller wrote records
-        assert all(list((w.home / ".cache" / "huggingface" / "datasets").glob("json")) for w in workers)
-        assert not list(path.parent.glob("ns/*/home/**/*.jsonl"))
-
-        # a worker host dies mid-run
         proc = subprocess.Popen(_pytest("-d", *_tx(workers)), cwd=path, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while not (out.exists() and out.read_text().count("\n") >= 5) and time.monotonic() < deadline:
             time.sleep(0.02)
         finished = out.read_text().rsplit("\n", 1)[0].splitlines()  # the lines whole at the kill
-        workers[0].kill_gateway()
+        workers[0].kill_gateway()  # a worker host dies
         stdout, _ = proc.communicate(timeout=120)
         assert proc.returncode == pytest.ExitCode.TESTS_FAILED, stdout[-3000:]
-        assert "worker gw0 crashed and worker restarting disabled" in stdout and "INTERNALERROR" not in stdout
+        assert "created: 3/3 workers" in stdout and "INTERNALERROR" not in stdout
+        assert "worker gw0 crashed and worker restarting disabled" in stdout
         after_kill = _lines(out)
         assert len({r["record_id"] for r in after_kill}) == len(after_kill)  # no sample twice
         assert [json.loads(line) for line in finished] == after_kill[:len(finished)]  # nothing finished is lost
         done = {r["record_id"] for r in after_kill if not r["error"]}
         assert 5 <= len(finished) and len(done) < ROWS
+        assert _stable([r for r in after_kill if not r["error"]]) == {k: expected[k] for k in done}
+        # each worker loaded the data into its own datasets cache; only the controller wrote records
+        assert all(list((w.home / ".cache" / "huggingface" / "datasets").glob("json")) for w in workers)
+        assert not list(path.parent.glob("ns/*/home/**/*.jsonl"))
         before = len(chat_requests(server))
 
-        # the rest, on the two workers left
         resumed = subprocess.run(_pytest("--jeval-resume", "-d", *_tx(workers[1:])), cwd=path,
                                  capture_output=True, text=True)
         assert resumed.returncode == 0, resumed.stdout[-3000:]
-    assert _stable(_lines(out)) == expected
+        assert "created: 2/2 workers" in resumed.stdout
+    final = _lines(out)
+    assert len(final) == ROWS and _stable(final) == expected  # one line per sample, the -n 0 records
     resent = [last_user_message(r["body"]) for r in chat_requests(server)[before:]]
     asked_again = {f"gsm8k-{i}" for i, row in enumerate(rows) for text in resent if row["question"] in text}
     assert asked_again and not (asked_again & done)  # finished samples were not asked again
