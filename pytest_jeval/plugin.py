@@ -142,7 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not worker:
         from pytest_jeval.xdist_remote import RemoteWorkersPlugin, check_remote_specs
 
-        check_remote_specs(config)
+        check_remote_specs(config, local_model=plan.needs_local_model)
         config.pluginmanager.register(RemoteWorkersPlugin(str(plan.path)), "jeval-remote-workers")
         from pytest_jeval.results.writer import install as install_writer
 

@@ -22,6 +22,8 @@ xdist traps into a usage error or a safe default:
   worker cannot be replaced (xdist's reconnect fails with an internal error), and a
   worker that fails on start is replaced forever (xdist sets no restart limit for
   ``--tx``): with a ``socket=`` spec and no ``--max-worker-restart``, the limit is 0.
+* The bundled local model's server listens on the controller's 127.0.0.1: a worker
+  on another host cannot reach it, which is a usage error.
 """
 
 from __future__ import annotations
@@ -88,11 +90,35 @@ def _remote_specs(config: pytest.Config) -> list[Any]:
     return [spec for spec in specs if not spec.popen or spec.chdir]
 
 
-def check_remote_specs(config: pytest.Config) -> None:
-    """Controller: path arguments that xdist cannot send, and the restart limit of socket workers."""
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _on_this_host(spec: Any) -> bool:
+    """Whether a remote spec's worker runs on the controller's host (and so reaches its 127.0.0.1)."""
+    if spec.via or getattr(spec, "installvia", None):
+        return False
+    if spec.popen:
+        return True
+    if spec.socket:
+        return str(spec.socket).rsplit(":", 1)[0].strip("[]") in LOOPBACK
+    if spec.ssh:
+        return str(spec.ssh).split()[-1].rsplit("@", 1)[-1] in LOOPBACK
+    return False
+
+
+def check_remote_specs(config: pytest.Config, *, local_model: bool = False) -> None:
+    """Controller: path arguments that xdist cannot send, the restart limit of socket workers, and the
+    bundled local model (``local_model``: the suite uses it), whose server listens on the controller's
+    127.0.0.1, which a worker on another host cannot reach."""
     remote = _remote_specs(config)
     if not remote:
         return
+    elsewhere = [spec._spec for spec in remote if not _on_this_host(spec)]
+    if local_model and elsewhere:
+        raise pytest.UsageError(
+            f"jeval: the bundled local model is served on the controller's 127.0.0.1, which the worker of "
+            f"--tx {elsewhere[0]} cannot reach: run it with -n N on one host, or serve the model where "
+            "the workers reach it and give its base_url (docs/remote-workers.md)")
     if not (config.getoption("rsyncdir", None) or config.getini("rsyncdirs")):
         paths = [arg for arg in map(str, config.invocation_params.args)
                  if _exists(config.invocation_params.dir / arg.split("::")[0])]

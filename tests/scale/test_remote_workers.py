@@ -175,3 +175,13 @@ def test_path_arguments_are_a_usage_error_with_remote_workers(pytester: pytest.P
     result.stderr.fnmatch_lines(["*remote xdist workers (--tx socket=127.0.0.1:9) cannot be sent path arguments "
                                  "(suite.toml)*--jeval-config=SUITE.toml*"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_bundled_local_model_with_a_worker_on_another_host_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    (pytester.path / "suite.toml").write_text('[[models]]\nname = "local"\nengine = "local"\n'
+                                              '[[benchmarks]]\nname = "gsm8k"\n')
+    result = pytester.runpytest_subprocess("--jeval-config=suite.toml", "-d", "--tx", "socket=127.0.0.1:9",
+                                           "--tx", "socket=192.0.2.7:8888")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*bundled local model is served on the controller's 127.0.0.1, which the worker "
+                                 "of --tx socket=192.0.2.7:8888 cannot reach*"])
