@@ -98,18 +98,22 @@ def test_workers_get_private_tmp_home_and_cache_and_no_keys(pytester: pytest.Pyt
     monkeypatch.setenv("OTHER_API_KEY", SECRET)
     probe = """
 import os
+secret, shared, controller_only = channel.receive()
 open("/tmp/mine", "w").write(str(os.getpid()))
 channel.send({"tmp": sorted(os.listdir("/tmp")), "home": os.environ["HOME"], "cwd": os.getcwd(),
-              "hf": os.environ.get("HF_DATASETS_CACHE"), "keys": sorted(k for k in os.environ if "API_KEY" in k or k.startswith("JEVAL")),
-              "secret": any(%r in v for v in os.environ.values()), "host_key": os.environ.get("JEVAL_TEST_KEY"),
-              "shared": os.path.exists(%r), "controller_only": os.path.exists(%r)})
-""" % (SECRET, str(pytester.path / "shared.txt"), str(controller_only))
+              "hf": os.environ.get("HF_DATASETS_CACHE"),
+              "keys": sorted(k for k in os.environ if "API_KEY" in k or k.startswith("JEVAL")),
+              "secret": any(secret in v for v in os.environ.values()), "host_key": os.environ.get("JEVAL_TEST_KEY"),
+              "shared": os.path.exists(shared), "controller_only": os.path.exists(controller_only)})
+"""
     with socket_workers(2, pytester.path.parent / "ns", shared=[pytester.path],
                         host_env={"JEVAL_TEST_KEY": "worker-host-key"}) as workers:
         seen = []
         for w in workers:
             gw = execnet.makegateway(w.tx)
-            seen.append(gw.remote_exec(probe).receive())
+            channel = gw.remote_exec(probe)
+            channel.send((SECRET, str(pytester.path / "shared.txt"), str(controller_only)))
+            seen.append(channel.receive())
             gw.exit()
         pids = [w.gateway_pid() for w in workers]
         assert all(pids)
