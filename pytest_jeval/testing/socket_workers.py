@@ -246,3 +246,39 @@ def socket_workers(count: int, root: Path, shared: Sequence[Path] = (), *, pytho
         yield workers
     finally:
         _stop(workers)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pytest_jeval.testing.socket_workers N --root DIR [--shared DIR ...] -- PYTEST ARGS``.
+
+    Starts N socket workers, runs ``python -m pytest PYTEST ARGS -d --tx socket=...`` (once per
+    ``--repeat``) in the current folder, prints each run's wall time and exit status, and stops the
+    workers. ``--host-env NAME`` passes this process's variable NAME to the workers (a key the
+    worker hosts would set themselves). Returns the last run's exit status.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m pytest_jeval.testing.socket_workers")
+    parser.add_argument("count", type=int)
+    parser.add_argument("--root", type=Path, required=True, help="folder for the workers' homes and logs")
+    parser.add_argument("--shared", type=Path, action="append", default=[], help="folder bound into every worker")
+    parser.add_argument("--host-env", action="append", default=[], metavar="NAME")
+    parser.add_argument("--repeat", type=int, default=1)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, pytest_args = parser.parse_args(argv[:cut]), argv[cut + 1:]
+    host_env = {name: os.environ[name] for name in args.host_env if name in os.environ}
+    status = 0
+    with socket_workers(args.count, args.root.resolve(), [p.resolve() for p in args.shared], host_env=host_env) as ws:
+        tx = [part for w in ws for part in ("--tx", w.tx)]
+        for run in range(args.repeat):
+            started = time.monotonic()
+            status = subprocess.run([sys.executable, "-m", "pytest", *pytest_args, "-d", *tx], check=False,
+                                    stdout=subprocess.DEVNULL).returncode
+            print(f"run {run + 1}: {args.count} socket workers, {time.monotonic() - started:.2f} s, "
+                  f"exit status {status}", flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
