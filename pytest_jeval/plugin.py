@@ -81,7 +81,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     """Load and validate the suite once; set up the runtime; register the hooks of each feature in use."""
     gcpause.enter_session()
-    suite = _option(config, "jeval_config")
+    from pytest_jeval.xdist_remote import suite_option
+
+    suite = suite_option(config, _option(config, "jeval_config"))
     if not suite:
         if config.getoption("jeval_set"):
             raise pytest.UsageError("--jeval-set overrides a key of the suite: it needs --jeval-config SUITE.toml")
@@ -142,6 +144,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(ResumePlugin(), "jeval-resume")
     if not worker:
+        from pytest_jeval.xdist_remote import RemoteWorkersPlugin, check_remote_specs
+
+        check_remote_specs(config, local_model=plan.needs_local_model)
+        config.pluginmanager.register(RemoteWorkersPlugin(str(plan.path)), "jeval-remote-workers")
         from pytest_jeval.results.writer import install as install_writer
 
         install_writer(config, plan, resume=resume)

@@ -48,7 +48,11 @@ class ResumePlugin:
         """A worker reads the finished records itself (the controller's writer does so under its lock)."""
         config = session.config
         if hasattr(config, "workerinput"):
-            config.stash[runtime_key].resumed = read_resumed(config.stash[runtime_key].plan)
+            from pytest_jeval.xdist_remote import shipped_resumed
+
+            shipped = shipped_resumed(config)  # a remote worker cannot read the controller's output dir
+            config.stash[runtime_key].resumed = read_resumed(config.stash[runtime_key].plan) if shipped is None \
+                else shipped
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
