@@ -160,11 +160,11 @@ def load_samples(
     """Load, convert and select samples. Returns ``(samples, skipped_rows)``.
 
     Record ids come from ``to_sample`` and must be unique; they never depend on
-    the seed or ``max_samples`` because the subset is chosen after conversion.
-    A subset of a ``datasets.Dataset`` (``max_samples`` below its row count, or
-    ``record_ids``) is chosen by :func:`_load_subset`, which keeps only the row
-    positions and ids of the whole split and builds the chosen samples alone:
-    the same records as converting every row and calling :func:`select`.
+    the seed or ``max_samples``. A ``max_samples`` subset of a ``datasets.Dataset``
+    walks a seeded permutation of its rows and converts only the rows it looks at
+    (:func:`_walk_subset`); with ``record_ids``, every row is scanned for its id
+    (:func:`_load_subset`), keeping only positions and ids, and the chosen rows alone
+    become samples: the same records as converting every row and calling :func:`select`.
     """
     ctx = LoadContext(
         benchmark=benchmark.name,
@@ -175,7 +175,9 @@ def load_samples(
     )
     rows: Any = benchmark.read_rows(files, ctx) if benchmark.read_rows else load_rows(benchmark, files, split, subset)
     id_column = benchmark.dataset.id_column if benchmark.dataset else None
-    if _is_dataset(rows) and (record_ids is not None or (max_samples is not None and max_samples < rows.num_rows)):
+    if _is_dataset(rows) and record_ids is None and max_samples is not None and max_samples < rows.num_rows:
+        return _walk_subset(benchmark, rows, ctx, id_column, max_samples, seed)
+    if _is_dataset(rows) and record_ids is not None:
         return _load_subset(benchmark, rows, ctx, id_column, record_ids, max_samples, seed)
     samples: list[Sample] = []
     skipped = 0
@@ -219,6 +221,42 @@ def _is_dataset(rows: Any) -> bool:
     """True for a ``datasets.Dataset`` (rows that can be counted, scanned by column and picked by position)."""
     module = sys.modules.get("datasets")
     return module is not None and isinstance(rows, module.Dataset)
+
+
+def _walk_subset(benchmark: Benchmark, rows: Any, ctx: LoadContext, id_column: str | None,
+                 max_samples: int, seed: int) -> tuple[list[Sample], int]:
+    """``max_samples`` samples of a ``datasets.Dataset``: the first that convert along a seeded
+    permutation of its rows, in source order; ``skipped`` counts the rows skipped on the way.
+
+    Only the rows looked at are read and converted (about ``max_samples`` of a million-row
+    split), so a schema error or a duplicate id elsewhere in the split goes unnoticed. When
+    no row is skipped this is exactly :func:`select` over the whole split (the same
+    permutation over the same count); a skipped row is passed over for the next one of the
+    permutation, so the subset never depends on rows it does not contain.
+    """
+    n = int(rows.num_rows)
+    order = np.random.default_rng(seed).permutation(n)
+    chosen: list[tuple[int, Sample]] = []
+    seen: set[str] = set()
+    skipped = 0
+    start = 0
+    step = max(64, max_samples + max_samples // 4)  # a few skipped rows cost no second read
+    while len(chosen) < max_samples and start < n:
+        block = [int(i) for i in order[start:start + step]]
+        start += len(block)
+        for row, index in zip(iter_rows(rows.select(block, keep_in_memory=True)), block, strict=True):
+            sample = _convert(benchmark, row, index, ctx, id_column)
+            if sample is None:
+                skipped += 1
+                continue
+            if sample.id in seen:
+                raise DatasetLoadError(f"duplicate record id {sample.id!r} in {benchmark.name!r}")
+            seen.add(sample.id)
+            chosen.append((index, sample if sample.index >= 0 else _with_index(sample, index)))
+            if len(chosen) == max_samples:
+                break
+    chosen.sort(key=lambda pair: pair[0])
+    return [sample for _, sample in chosen], skipped
 
 
 def _load_subset(benchmark: Benchmark, rows: Any, ctx: LoadContext, id_column: str | None,

@@ -1,11 +1,13 @@
-"""A ``max_samples``/``record_ids`` subset is chosen without a sample per row: the same records as before.
+"""A ``max_samples``/``record_ids`` subset is chosen without a sample per row.
 
-The reference is the algorithm the subset had before (and that a full load still
-uses): every row converted by ``to_sample``, skipped rows dropped, then
-``record_ids``, then ``np.random.default_rng(seed).permutation(count)[:max_samples]``
-sorted, over the samples that are left. It is computed here from the raw JSON lines,
-independently of ``pytest_jeval.dataset``, and also by a full ``load_samples`` plus
-``select``.
+Two references, computed here from the raw JSON lines, independently of ``pytest_jeval.dataset``:
+
+* ``walk`` (``max_samples`` alone): ``np.random.default_rng(seed).permutation(rows)``
+  walked in order, each row converted by ``to_sample``, skipped rows passed over, the
+  first ``max_samples`` samples kept in source order. Only the rows looked at are read.
+* ``reference`` (with ``record_ids``; and for every subset of a split where no row is
+  skipped, where the two agree): every row converted, skipped rows dropped, then
+  ``record_ids``, then the permutation over the samples left, ``[:max_samples]``, sorted.
 """
 
 from __future__ import annotations
@@ -52,6 +54,22 @@ def reference(benchmark: Benchmark, rows: list[dict[str, Any]], seed: int, max_s
     return samples, skipped
 
 
+def walk(benchmark: Benchmark, rows: list[dict[str, Any]], seed: int, max_samples: int) -> tuple[list[Sample], int]:
+    """The ``max_samples`` subset: the first samples along a seeded permutation of the rows, in source order."""
+    ctx = LoadContext(benchmark=benchmark.name, subset=None, seed=seed, data_dir=None)
+    chosen: list[tuple[int, Sample]] = []
+    skipped = 0
+    for i in np.random.default_rng(seed).permutation(len(rows)):
+        if len(chosen) == max_samples:
+            break
+        sample = benchmark.to_sample(dict(rows[int(i)]), int(i), ctx)
+        if sample is None:
+            skipped += 1
+        else:
+            chosen.append((int(i), sample))
+    return [s for _i, s in sorted(chosen, key=lambda pair: pair[0])], skipped
+
+
 def check_same(got: list[Sample], want: list[Sample]) -> None:
     assert [s.id for s in got] == [s.id for s in want]
     fields = ("id", "input", "target", "choices", "subject", "metadata")
@@ -67,16 +85,50 @@ def nr_file(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
 
 
 @pytest.mark.parametrize(("seed", "max_samples"), [(42, 25), (7, 25), (42, 1), (3, 273), (42, 300)])
-def test_subset_is_the_same_records_as_before(nr_file: tuple[Path, list[dict[str, Any]]], seed: int,
-                                              max_samples: int) -> None:
+def test_max_samples_walks_a_seeded_permutation_of_the_rows(nr_file: tuple[Path, list[dict[str, Any]]], seed: int,
+                                                             max_samples: int) -> None:
     path, rows = nr_file
     got, skipped = load_samples(NATURAL_REASONING, files=[path], seed=seed, max_samples=max_samples)
-    want, want_skipped = reference(NATURAL_REASONING, rows, seed, max_samples)
-    assert skipped == want_skipped == 126  # the permutation runs over the 274 samples, not the 400 rows
+    want, want_skipped = walk(NATURAL_REASONING, rows, seed, max_samples)
+    assert skipped == want_skipped
+    check_same(got, want)
+    assert len(got) == min(max_samples, 274)  # 126 of the 400 rows are skipped
+    if max_samples >= 274:  # past the samples there are: every one, as a full load gives them
+        full, _ = load_samples(NATURAL_REASONING, files=[path], seed=seed)
+        assert skipped == 126
+        check_same(got, full)
+    assert [s.index for s in got] == [int(s.id.rsplit("-", 1)[1]) for s in got]  # row index, not rank
+
+
+@pytest.mark.parametrize(("seed", "max_samples"), [(42, 25), (7, 1), (3, 399)])
+def test_without_skipped_rows_max_samples_is_the_permutation_over_the_samples(tmp_path: Path, seed: int,
+                                                                             max_samples: int) -> None:
+    # the subset a full load then select() chooses: the same permutation over the same count
+    path = tmp_path / "train.jsonl"
+    rows = [r for r in write_natural_reasoning(path, 560) if (r["reference_answer"] or "").strip()][:400]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    got, skipped = load_samples(NATURAL_REASONING, files=[path], seed=seed, max_samples=max_samples)
+    want, _ = reference(NATURAL_REASONING, rows, seed, max_samples)
+    assert skipped == 0
     check_same(got, want)
     full, _ = load_samples(NATURAL_REASONING, files=[path], seed=seed)
     check_same(got, select(full, None, max_samples, seed))
-    assert [s.index for s in got] == [int(s.id.rsplit("-", 1)[1]) for s in got]  # row index, not rank
+
+
+def test_max_samples_reads_only_the_rows_it_looks_at(tmp_path: Path) -> None:
+    looked: list[int] = []
+
+    def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
+        looked.append(index)
+        return None if index % 2 else Sample(id=ctx.default_id(index), input=row["q"])
+
+    bench = Benchmark(name="few", category="qa", description="", dataset=None, to_sample=to_sample,
+                      prompt=lambda s: s.input, scorer="exact")
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"q": f"q{i}"}) + "\n" for i in range(5000)))
+    got, skipped = load_samples(bench, files=[path], seed=4, max_samples=10)
+    assert len(got) == 10 and len(looked) == 10 + skipped < 200
+    assert looked[: len(looked)] == [int(i) for i in np.random.default_rng(4).permutation(5000)[: len(looked)]]
 
 
 def test_record_ids_then_max_samples(nr_file: tuple[Path, list[dict[str, Any]]]) -> None:
@@ -122,9 +174,10 @@ def test_rows_behave_as_plain_dicts_while_scanning(tmp_path: Path) -> None:
     path = tmp_path / "nosy.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     full, _ = load_samples(NOSY, files=[path])
-    got, skipped = load_samples(NOSY, files=[path], seed=1, max_samples=20)
-    assert skipped == 15 and len(got) == 20
-    check_same(got, select(full, None, 20, 1))
+    ids = [f"nosy-{i}" for i in range(0, 60, 3)]
+    got, skipped = load_samples(NOSY, files=[path], seed=1, record_ids=ids, max_samples=10)  # scanned rows
+    assert skipped == 15 and len(got) == 10
+    check_same(got, select(full, ids, 10, 1))
 
 
 def test_lazy_row_reads_columns_on_demand(tmp_path: Path) -> None:
@@ -140,7 +193,7 @@ def test_lazy_row_reads_columns_on_demand(tmp_path: Path) -> None:
                       prompt=lambda s: s.input, scorer="exact")
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps({"key": i, "question": f"q{i}", "big": ["x"] * 3}) + "\n" for i in range(5)))
-    load_samples(bench, files=[path], max_samples=2)
+    load_samples(bench, files=[path], record_ids=["1", "3"])
     scanned = [r for r in seen if isinstance(r, _LazyRow)]
     assert len(scanned) == 5
     assert "big" not in dict.keys(scanned[0])  # never read, never converted
@@ -149,7 +202,7 @@ def test_lazy_row_reads_columns_on_demand(tmp_path: Path) -> None:
     assert scanned[2].get("nope") is None and "nope" not in scanned[2]
 
 
-def test_errors_in_rows_outside_the_subset_are_still_reported(tmp_path: Path) -> None:
+def test_errors_in_rows_outside_a_record_ids_subset_are_still_reported(tmp_path: Path) -> None:
     bench = Benchmark(name="numbers", category="qa", description="", dataset=None,
                       to_sample=lambda row, i, ctx: Sample(id=ctx.default_id(i), input=row["q"], target=int(row["n"])),
                       prompt=lambda s: s.input, scorer="exact")
@@ -159,9 +212,14 @@ def test_errors_in_rows_outside_the_subset_are_still_reported(tmp_path: Path) ->
     with pytest.raises(DatasetLoadError) as full_error:
         load_samples(bench, files=[path])
     with pytest.raises(DatasetLoadError) as subset_error:
-        load_samples(bench, files=[path], max_samples=2)
+        load_samples(bench, files=[path], record_ids=["numbers-1"])
     assert str(subset_error.value) == str(full_error.value)
     assert "row 45 of 'numbers' does not have the expected schema: ValueError" in str(full_error.value)
+    # a max_samples subset reads only the rows it looks at: row 45 is not among seed 0's first two
+    got, _ = load_samples(bench, files=[path], max_samples=2, seed=0)
+    assert 45 not in [s.index for s in got] and len(got) == 2
+    with pytest.raises(DatasetLoadError, match="row 45 of 'numbers'"):  # ... and reports it when it looks at it
+        load_samples(bench, files=[path], max_samples=49, seed=0)
 
 
 def test_a_to_sample_that_refuses_a_dict_subclass_gets_a_plain_dict(tmp_path: Path) -> None:
@@ -175,8 +233,8 @@ def test_a_to_sample_that_refuses_a_dict_subclass_gets_a_plain_dict(tmp_path: Pa
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps({"q": f"q{i}"}) + "\n" for i in range(30)))
     full, _ = load_samples(bench, files=[path])
-    got, _ = load_samples(bench, files=[path], max_samples=4, seed=2)
-    check_same(got, select(full, None, 4, 2))
+    got, _ = load_samples(bench, files=[path], record_ids=["strict-3", "strict-9"])
+    check_same(got, select(full, ["strict-3", "strict-9"], None, 2))
 
 
 def test_duplicate_ids_outside_the_subset_are_still_reported(tmp_path: Path) -> None:
@@ -185,9 +243,9 @@ def test_duplicate_ids_outside_the_subset_are_still_reported(tmp_path: Path) -> 
                       prompt=lambda s: s.input, scorer="exact")
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps({"uid": f"u{i if i != 30 else 29}", "q": f"q{i}"}) + "\n" for i in range(40)))
-    for max_samples in (None, 3):
+    for kwargs in ({}, {"record_ids": ["u1"]}, {"max_samples": 40}):
         with pytest.raises(DatasetLoadError, match="duplicate record id 'u29' in 'dup'"):
-            load_samples(bench, files=[path], max_samples=max_samples)
+            load_samples(bench, files=[path], **kwargs)  # type: ignore[arg-type]
 
 
 def test_id_column_ids_and_record_ids(tmp_path: Path) -> None:
@@ -212,7 +270,7 @@ def test_a_to_sample_whose_ids_change_between_calls_is_a_clear_error(tmp_path: P
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps({"q": f"q{i}"}) + "\n" for i in range(20)))
     with pytest.raises(DatasetLoadError, match=r"to_sample gave row .* the id 'd-.*', then 'd-.*' for the same row"):
-        load_samples(bench, files=[path], max_samples=5)
+        load_samples(bench, files=[path], record_ids=[f"d-{i}" for i in range(20)])
 
 
 def test_collected_items_are_the_subset(jeval_project: JevalProject, test_data: Path) -> None:
@@ -222,7 +280,7 @@ def test_collected_items_are_the_subset(jeval_project: JevalProject, test_data: 
     suite = p.suite(extra_run="seed = 11", bench_extra="max_samples = 7")
     result = p.pytester.runpytest_subprocess("--jeval-config", str(suite), "--collect-only", "-q")
     assert result.ret == 0
-    want, _ = reference(GSM8K, rows, 11, 7)
+    want, _ = walk(GSM8K, rows, 11, 7)
     collected = [line.rsplit("/", 1)[1].rstrip("]") for line in result.outlines if "::" in line]
     assert collected == [s.id for s in want]
 
