@@ -7,6 +7,7 @@ Not part of the test suite (pytest only collects ``test_*.py``). From the reposi
     .venv/bin/python tests/perf/bench_throughput.py --repeat 5 --samples 2000 --latency 0.1
     .venv/bin/python tests/perf/bench_throughput.py --collect         # collect 100,000 samples
     .venv/bin/python tests/perf/bench_throughput.py --collect 20000 --profile
+    .venv/bin/python tests/perf/bench_throughput.py --all            # and the subset, local model, router figures
 
 Throughput mode starts the fake OpenAI-compatible server
 (``python -m pytest_jeval.testing.openai_server``) as a subprocess on 127.0.0.1, once
@@ -14,7 +15,7 @@ per run, with ``--latency`` and ``--slots``, and a lookup table so that every an
 is correct. The same synthetic GSM8K-format samples (one call each) then go through
 
   (a) pytest-jeval in one process (``[run] max_concurrency = --concurrency``, cache off,
-      ``call_executor = "auto"``, which puts the HTTP client in a helper process here),
+      ``call_executor = "process"``: the HTTP client in a helper process, what ``auto`` picks here),
   (a') the same with ``call_executor = "thread"`` (the client on a thread of pytest),
   (b) pytest-jeval with ``-n 2`` (each worker gets the same ``max_concurrency``),
   (c) a bare ``openai.AsyncOpenAI`` loop with ``--concurrency`` requests in flight,
@@ -24,6 +25,11 @@ whole-process wall time, the in-call time (the server's last completion minus it
 request, from the stats line it prints on SIGTERM), samples/s over the in-call time, and
 the ratios to the bare loop. Then, against a zero-latency server, the per-sample harness
 overhead: (pytest-jeval wall - bare-loop wall) / samples, and the same for CPU time.
+
+It prints the issue's goals with their measured ratios (in-call rate >= 1.13x the bare
+loop's, whole process <= 1.3x, harness CPU <= 2 ms per sample). ``--subset``,
+``--local-model`` and ``--router`` run ``bench_collect.py``, ``bench_local_model.py`` and
+``bench_router.py`` instead (``--all``: after the throughput runs).
 
 ``--collect N`` measures ``pytest --jeval-config ... --collect-only -q`` over an
 N-sample benchmark: wall time and peak RSS (from ``os.wait4``), with a cold and a warm
@@ -432,7 +438,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure collecting an N-sample benchmark instead (default N 100000)")
     parser.add_argument("--profile", action="store_true", help="with --collect: a cProfile breakdown")
     parser.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it")
+    parser.add_argument("--subset", action="store_true",
+                        help="a max_samples = 500 subset of a 1,000,000-row benchmark instead (bench_collect.py)")
+    parser.add_argument("--local-model", action="store_true",
+                        help="the bundled local model against llama_cpp.Llama instead (bench_local_model.py)")
+    parser.add_argument("--router", action="store_true",
+                        help="replicas behind a LiteLLM proxy instead (bench_router.py; needs make litellm)")
+    parser.add_argument("--all", action="store_true",
+                        help="every figure of the scale goals: throughput, the subset, the local model, the router")
     args = parser.parse_args(argv)
+    others = [(flag, script) for flag, script in (("subset", "bench_collect"), ("local_model", "bench_local_model"),
+                                                   ("router", "bench_router")) if args.all or getattr(args, flag)]
+    if others and not args.all:
+        return run_others(others)
     if args.overhead_samples is None:
         args.overhead_samples = args.samples
     env = dict(os.environ)
@@ -447,7 +465,19 @@ def main(argv: list[str] | None = None) -> int:
             collect(args, work, env)
         else:
             throughput(args, work, env)
-    return 0
+    return run_others(others) if others else 0
+
+
+def run_others(others: list[tuple[str, str]]) -> int:
+    """Run the sibling benchmark scripts (``tests/perf/<name>.py``) with their defaults, one after another."""
+    import importlib
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    status = 0
+    for _flag, script in others:
+        print(f"\n# ---- {script}.py (its defaults; run it alone for its options)", flush=True)
+        status = max(status, int(importlib.import_module(script).main([]) or 0))
+    return status
 
 
 if __name__ == "__main__":
