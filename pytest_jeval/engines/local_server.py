@@ -142,7 +142,8 @@ class LocalModel:
             self._with_logits = self._load(logits_all=True)
         return self._with_logits
 
-    def _kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _kwargs(body: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "messages": body["messages"],
             "temperature": float(body.get("temperature") or 0.0),
