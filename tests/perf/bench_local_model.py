@@ -20,7 +20,9 @@ each in a fresh process:
   (b) the bundled server (``LocalServer``) over HTTP, one request at a time through the ``openai``
       client, as the plugin calls it (the local engine's ``max_concurrency`` is 1);
   (c) ``make demo``'s command (``pytest --jeval-config configs/quickstart.toml -p no:cacheprovider
-      -v``, results into a temporary ``--jeval-output``), the whole process.
+      -v``, results into a temporary ``--jeval-output``), the whole process; with
+      ``--demo-noconftest`` also (c') the same with ``--noconftest`` (pytest then skips the test
+      suite's ``tests/conftest.py``, which it imports from the repository root by ``testpaths``).
 
 Printed: completion tokens per second over the calls' wall time for (a) and (b) and their ratio
 (goal: (b)/(a) >= 0.90), llama.cpp's own generation and prompt-evaluation rates (its perf counters,
@@ -166,11 +168,15 @@ def run_server(bodies: list[dict[str, Any]]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- (c) the demo
 
-def run_demo(directory: Path, verbose: bool) -> dict[str, Any]:
-    """(c) ``make demo``'s pytest command in the repository root; the whole process's wall time."""
-    out = directory / "demo-out"
+def run_demo(directory: Path, verbose: bool, noconftest: bool = False) -> dict[str, Any]:
+    """(c) ``make demo``'s pytest command in the repository root; the whole process's wall time.
+
+    ``noconftest`` adds ``--noconftest``: run from the repository root, pytest otherwise imports
+    ``tests/conftest.py`` (``testpaths``), which imports datasets, scipy and openai for the test suite.
+    """
+    out = directory / ("demo-nc-out" if noconftest else "demo-out")
     cmd = [PY, "-m", "pytest", "--jeval-config", str(QUICKSTART.relative_to(REPO)), "-p", "no:cacheprovider",
-           "--jeval-output", str(out)] + (["-v"] if verbose else [])
+           "--jeval-output", str(out)] + (["-v"] if verbose else []) + (["--noconftest"] if noconftest else [])
     started = time.perf_counter()
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - started
@@ -203,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", type=int, default=None, help="only the first N prompts for (a) and (b)")
     parser.add_argument("--no-demo", action="store_true", help="skip (c)")
     parser.add_argument("--quiet-demo", action="store_true", help="run the demo without -v")
+    parser.add_argument("--demo-noconftest", action="store_true",
+                        help="also run the demo with --noconftest (without the test suite's tests/conftest.py)")
     parser.add_argument("--child", choices=("direct", "direct-noreset"), help=argparse.SUPPRESS)
     parser.add_argument("--bodies", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -222,15 +230,18 @@ def main(argv: list[str] | None = None) -> int:
         bodies_file.write_text(json.dumps(bodies), encoding="utf-8")
         print(f"{len(bodies)} request bodies recorded from {QUICKSTART.relative_to(REPO)}"
               f" (e.g. {json.dumps(bodies[0])[:160]})")
-        rows: dict[str, list[dict[str, Any]]] = {"direct": [], "direct-noreset": [], "server": [], "demo": []}
+        rows: dict[str, list[dict[str, Any]]] = {"direct": [], "direct-noreset": [], "server": [], "demo": [],
+                                                 "demo-noconftest": []}
         for i in range(args.repeat):
             steps = ["direct", "server", "direct-noreset"] + ([] if args.no_demo else ["demo"])
+            steps += ["demo-noconftest"] if args.demo_noconftest and not args.no_demo else []
             steps = steps[i % len(steps):] + steps[: i % len(steps)]  # rotate the order between rounds
             for step in steps:
                 if step == "server":
                     rows[step].append(run_server(bodies))
-                elif step == "demo":
-                    rows[step].append(run_demo(directory / f"round{i}", verbose=not args.quiet_demo))
+                elif step.startswith("demo"):
+                    rows[step].append(run_demo(directory / f"round{i}", verbose=not args.quiet_demo,
+                                               noconftest=step == "demo-noconftest"))
                 else:
                     rows[step].append(run_direct(bodies_file, reset=step == "direct"))
                 print(f"  round {i + 1}: {step} done (load {load_average()})", flush=True)
@@ -276,6 +287,11 @@ def report(rows: dict[str, list[dict[str, Any]]], n: int) -> None:
         print(f"    demo / serial Llama calls only (no load): {spread(to_calls_only)}")
         print(f"    demo / serial Llama process without reset: "
               f"{spread([d['process_s'] / a['process_s'] for d, a in zip(demo, noreset)])}")
+    nc = rows["demo-noconftest"]
+    if nc:
+        print(f"(c') the demo with --noconftest: {spread([r['process_s'] for r in nc])} s;"
+              f" / serial Llama process: {spread([d['process_s'] / a['process_s'] for d, a in zip(nc, direct)])},"
+              f" without reset: {spread([d['process_s'] / a['process_s'] for d, a in zip(nc, noreset)])}")
 
 
 if __name__ == "__main__":
