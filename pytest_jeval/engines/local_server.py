@@ -9,7 +9,8 @@ The KV cache of a prompt's start is reused by the next request only at fixed
 positions (:func:`boundary_at_or_below`): every prompt is evaluated in pieces that
 end at those positions, so a reused piece holds exactly the numbers a fresh
 evaluation of that request would compute. (llama.cpp's own prefix reuse, at
-whatever token the prompts part, changes the batch split and so the answers.)
+whatever token two prompts part, makes the batch split depend on the previous
+request, and llama.cpp's numbers can depend on the batch split.)
 """
 
 from __future__ import annotations
