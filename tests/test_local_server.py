@@ -7,14 +7,14 @@ import pytest
 from pytest_jeval.engines.local_server import boundary_at_or_below, next_boundary, reuse_point
 
 
-@pytest.mark.parametrize(("n", "expected"), [(0, 0), (7, 0), (8, 8), (27, 24), (63, 56), (64, 64), (127, 64),
-                                             (511, 448), (512, 512), (1500, 1024)])
-def test_boundaries_are_every_8_below_64_every_64_below_512_then_every_512(n: int, expected: int) -> None:
+@pytest.mark.parametrize(("n", "expected"), [(0, 0), (7, 0), (8, 8), (27, 24), (31, 24), (32, 32), (63, 32),
+                                             (64, 64), (511, 480), (512, 512), (1500, 1024)])
+def test_boundaries_are_every_8_below_32_every_32_below_512_then_every_512(n: int, expected: int) -> None:
     assert boundary_at_or_below(n) == expected
 
 
-@pytest.mark.parametrize(("position", "expected"), [(0, 8), (5, 8), (56, 64), (60, 64), (64, 128), (448, 512),
-                                                    (500, 512), (512, 1024)])
+@pytest.mark.parametrize(("position", "expected"), [(0, 8), (5, 8), (24, 32), (31, 32), (32, 64), (60, 64),
+                                                    (480, 512), (500, 512), (512, 1024)])
 def test_a_prompt_piece_ends_at_the_next_boundary(position: int, expected: int) -> None:
     assert next_boundary(position) == expected
     assert boundary_at_or_below(expected) == expected
@@ -31,7 +31,8 @@ def test_reuse_stops_at_the_last_boundary_of_the_common_prefix() -> None:
 def test_an_identical_prompt_still_evaluates_its_last_piece() -> None:
     """Sampling needs fresh logits: a prompt is never taken whole from the cache."""
     prompt = list(range(48))
-    assert reuse_point(prompt, prompt) == 40
+    assert reuse_point(prompt, prompt) == 32
+    assert reuse_point(prompt[:30], prompt[:30]) == 24
     assert reuse_point(prompt[:8], prompt[:8]) == 0
     assert reuse_point([1], []) == 0
 

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-#: Evaluation boundaries: every 8 tokens below 64 (a chat template's fixed start is reused
-#: whole), every 64 below 512, then every 512 (long prompts keep large batches).
-_STEPS = ((64, 8), (512, 64))
+#: Evaluation boundaries: every 8 tokens below 32 (a chat template's fixed start is reused
+#: whole), every 32 below 512, then every 512 (fewer, larger batches further on).
+_STEPS = ((32, 8), (512, 32))
 _LAST_STEP = 512
 
 
