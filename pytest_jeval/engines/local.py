@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -66,9 +67,17 @@ class LocalServer:
         self.base_url: str | None = None
         self._proc: subprocess.Popen[str] | None = None
         self._stderr: list[str] = []
+        self._line: list[str] = []
+        self._reader: threading.Thread | None = None
+        self._launched_at = 0.0
 
     def start(self) -> str:
         """Start the server and wait for its READY line; return the base URL."""
+        self.launch()
+        return self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the server process without waiting for it (the model loads meanwhile)."""
         check_llama_cpp()
         from pytest_jeval.redact import environment_without_keys
         path = self.model_path or find_bundled_gguf()
@@ -81,10 +90,19 @@ class LocalServer:
         )
         assert self._proc.stdout is not None and self._proc.stderr is not None
         threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True).start()
-        line: list[str] = []
-        reader = threading.Thread(target=lambda: line.append(self._proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
-        reader.start()
-        reader.join(self.startup_timeout)
+        stdout = self._proc.stdout
+        self._reader = threading.Thread(target=lambda: self._line.append(stdout.readline()), daemon=True)
+        self._reader.start()
+        self._launched_at = time.monotonic()
+
+    def wait_ready(self) -> str:
+        """Wait for the launched server's READY line (``startup_timeout`` from its launch); return the base URL."""
+        if self.base_url is not None:
+            return self.base_url
+        if self._proc is None or self._reader is None:
+            raise LocalModelError("the local model server was not launched")
+        self._reader.join(max(0.0, self.startup_timeout - (time.monotonic() - self._launched_at)))
+        line = self._line
         if not line or not line[0].startswith("READY "):
             self.stop()
             detail = "".join(self._stderr[-20:]).strip()
@@ -116,29 +134,46 @@ class LocalServer:
 class LocalModelPlugin:
     """The local model server's lifecycle, registered on the controller when a suite model uses it.
 
-    Started in ``pytest_sessionstart`` (after the results writer took the output dir,
-    before the endpoint check and before any xdist worker starts), its URL handed
-    to each worker in ``pytest_configure_node``, stopped in ``pytest_unconfigure``.
+    Launched in ``pytest_configure``, so the model loads while pytest finishes its set-up;
+    waited for in ``pytest_sessionstart`` (after the results writer took the output dir,
+    before the endpoint check and before any xdist worker starts), where a failure to
+    start is a usage error. Its URL is handed to each worker in ``pytest_configure_node``;
+    it is stopped in ``pytest_unconfigure``.
     """
 
     def __init__(self, plan: EvalPlan) -> None:
         self.plan = plan
         self.server: LocalServer | None = None
+        self._launch_error: LocalModelError | None = None
 
     @pytest.hookimpl
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Start the server (not under ``--collect-only`` or ``--setup-plan``); a failure is a usage error."""
-        config = session.config
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """Launch the server (not under ``--collect-only`` or ``--setup-plan``); an error waits for sessionstart."""
         if config.option.collectonly or config.getoption("setupplan", False):
             return
         plan = self.plan
         server = LocalServer(plan.local_model_path(), name=next(
             (m.name for m in plan.models.values() if m.engine == "local"), "local"))
-        try:
-            plan.local_base_url = server.start()
-        except LocalModelError as exc:
-            raise pytest.UsageError(str(exc)) from None
         self.server = server
+        try:
+            server.launch()
+        except LocalModelError as exc:
+            self._launch_error = exc
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Wait until the server answers; a failure to start is a usage error."""
+        server = self.server
+        if server is None:
+            return
+        try:
+            if self._launch_error is not None:
+                raise self._launch_error
+            self.plan.local_base_url = server.wait_ready()
+        except LocalModelError as exc:
+            server.stop()
+            self.server = None
+            raise pytest.UsageError(str(exc)) from None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -4,9 +4,13 @@ Run as ``python -m pytest_jeval.engines.local_server --model FILE.gguf``; it pri
 ``READY <base_url>`` once listening. The plugin starts one such process per run
 (on the xdist controller), so the model is loaded once however many workers call it.
 
-Identical requests give identical answers: the model's KV-cache state is reset
-before every request, so no prefix reuse from the previous prompt changes the
-numerics, and temperature-0 sampling is greedy.
+Identical requests give identical answers, and temperature-0 sampling is greedy.
+The KV cache of a prompt's start is reused by the next request only at fixed
+positions (:func:`boundary_at_or_below`): every prompt is evaluated in pieces that
+end at those positions, so a reused piece holds exactly the numbers a fresh
+evaluation of that request would compute. (llama.cpp's own prefix reuse, at
+whatever token two prompts part, makes the batch split depend on the previous
+request, and llama.cpp's numbers can depend on the batch split.)
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import threading
 import time
@@ -21,9 +26,94 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+#: Evaluation boundaries: every 8 tokens below 32 (a chat template's fixed start is reused
+#: whole), every 32 below 512, then every 512 (fewer, larger batches further on).
+_STEPS = ((32, 8), (512, 32))
+_LAST_STEP = 512
+
+
+def _step(position: int) -> int:
+    return next((step for limit, step in _STEPS if position < limit), _LAST_STEP)
+
+
+def boundary_at_or_below(n: int) -> int:
+    """The last evaluation boundary at or before position ``n`` (0 is one)."""
+    return n // _step(n) * _step(n)
+
+
+def next_boundary(position: int) -> int:
+    """The first evaluation boundary after ``position``: a prompt piece starting there ends there."""
+    return (position // _step(position) + 1) * _step(position)
+
+
+def reuse_point(cached: list[int], tokens: list[int]) -> int:
+    """How many of ``tokens`` to take from the KV cache: a boundary within the common prefix.
+
+    ``cached`` are the tokens whose cache entries were computed in whole pieces. At least
+    one token is always evaluated again, since sampling needs its logits.
+    """
+    common = 0
+    for a, b in zip(cached, tokens):
+        if a != b:
+            break
+        common += 1
+    return boundary_at_or_below(max(0, min(common, len(tokens) - 1, len(cached))))
+
+
+_llama_class: Any | None = None
+
+
+def reusing_llama() -> Any:
+    """``llama_cpp.Llama`` evaluating prompts in boundary-aligned pieces, reusing whole pieces only."""
+    global _llama_class
+    if _llama_class is not None:
+        return _llama_class
+    from llama_cpp import Llama
+
+    class ReusingLlama(Llama):
+        """Llama whose prompt cache is reused at :func:`boundary_at_or_below` positions only."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.cached_prompt: list[int] = []
+            self.reused_tokens = 0
+
+        def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Any:
+            tokens = list(tokens)
+            reuse = reuse_point(self.cached_prompt, tokens)
+            self.cached_prompt = []
+            self.reused_tokens = reuse
+            self.n_tokens = reuse  # llama-cpp-python keeps the cache up to n_tokens, evaluates the rest
+            inner = super().generate(tokens, *args, **kwargs)
+            try:
+                token = next(inner)
+            except StopIteration:
+                return
+            # the prompt is evaluated: its whole pieces may serve the next request
+            self.cached_prompt = tokens[:boundary_at_or_below(len(tokens))]
+            while True:
+                sent = yield token
+                try:
+                    token = inner.send(sent)
+                except StopIteration:
+                    return
+
+        def eval(self, tokens: Any) -> None:
+            tokens = list(tokens)
+            start = 0
+            while start < len(tokens):
+                end = start + next_boundary(self.n_tokens) - self.n_tokens
+                super().eval(tokens[start:end])
+                start = end
+
+    _llama_class = ReusingLlama
+    return ReusingLlama
+
 
 class LocalModel:
     """``llama_cpp.Llama`` behind a lock (llama.cpp contexts are not thread-safe).
+
+    Prompt evaluation and generation use the same ``n_threads``.
 
     Two contexts share the weights file: a fast one, and one created on first use
     with ``logits_all=True`` for requests that ask for logprobs (computing logits
@@ -34,16 +124,17 @@ class LocalModel:
         self.name = name
         self.path = path
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
         self.llm = self._load(logits_all=False)
         self._with_logits: Any | None = None
         self.lock = threading.Lock()
 
     def _load(self, *, logits_all: bool) -> Any:
-        from llama_cpp import Llama
-
-        return Llama(model_path=self.path, n_ctx=self.n_ctx, n_threads=self.n_threads, logits_all=logits_all,
-                     verbose=False, seed=0)
+        Llama = reusing_llama()
+        # n_threads_batch (the prompt's threads) would default to every core: on a shared or busy
+        # machine llama.cpp's spinning threads then wait on each other, and prompt eval got 6x slower.
+        return Llama(model_path=self.path, n_ctx=self.n_ctx, n_threads=self.n_threads,
+                     n_threads_batch=self.n_threads, logits_all=logits_all, verbose=False, seed=0)
 
     def _context(self, logprobs: bool) -> Any:
         if not logprobs:
@@ -52,7 +143,8 @@ class LocalModel:
             self._with_logits = self._load(logits_all=True)
         return self._with_logits
 
-    def _kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _kwargs(body: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "messages": body["messages"],
             "temperature": float(body.get("temperature") or 0.0),
@@ -72,7 +164,6 @@ class LocalModel:
         kwargs = self._kwargs(body)
         with self.lock:
             llm = self._context(bool(kwargs.get("logprobs")))
-            llm.reset()
             result: dict[str, Any] = llm.create_chat_completion(**kwargs)
         result["model"] = body.get("model") or self.name
         return result
@@ -88,7 +179,6 @@ class LocalModel:
         kwargs.pop("top_logprobs", None)
         try:
             with self.lock:
-                self.llm.reset()
                 generated = 0
                 last: dict[str, Any] = {}
                 for chunk in self.llm.create_chat_completion(stream=True, **kwargs):
