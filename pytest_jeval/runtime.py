@@ -14,7 +14,7 @@ import pytest
 from pytest_jeval.agent.episode import Episode
 from pytest_jeval.engines.base import Reply
 from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.plan import EvalPlan, PlannedBenchmark
 from pytest_jeval.runner.cache import ResponseCache
 
 if TYPE_CHECKING:
@@ -155,10 +155,7 @@ class Runtime:
             return
         if not is_worker(config) and config.getoption("dist", "no") != "no":
             return  # the controller of an xdist run makes no calls
-        bound = 0
-        for planned in self.plan.benchmarks.values():
-            limit = planned.entry.max_samples
-            bound += limit if limit else AUTO_PROCESS_MIN_CALLS
+        bound = sum(early_bound(planned) for planned in self.plan.benchmarks.values())
         self.expect(worker_share(config, bound * len(self.plan.models)), exact=False)
 
     def check_endpoints(self, endpoints: list[Endpoint]) -> list[str | None]:
@@ -320,6 +317,35 @@ class Runtime:
             self._episode_runner.close()
         if self._scheduler is not None:
             self._scheduler.close()
+
+
+def early_bound(planned: PlannedBenchmark, cap: int = AUTO_PROCESS_MIN_CALLS) -> int:
+    """A cheap bound, at ``pytest_configure``, on the calls one model makes for ``planned``, capped at ``cap``
+    (enough for a helper): ``max_samples``, else the lines of its local JSON-lines or CSV files
+    (counted up to ``cap``), else the benchmark's own sample count; ``cap`` when none is known, and
+    for agent benchmarks (several calls per sample)."""
+    if planned.is_agent:
+        return cap
+    known = [n for n in (planned.entry.max_samples, _lines_upto(planned.files, cap) if planned.files else
+                         planned.benchmark.sample_count) if n is not None]
+    return min([cap, *known])
+
+
+def _lines_upto(files: Iterable[Any], cap: int) -> int | None:
+    """Lines in the text data files (``.jsonl``, ``.csv``, ``.tsv``), counted until ``cap``; None for others."""
+    total = 0
+    for path in files:
+        if not str(path).lower().endswith((".jsonl", ".csv", ".tsv")):
+            return None
+        try:
+            with open(path, "rb") as fh:
+                while total < cap and (chunk := fh.read(1 << 16)):
+                    total += chunk.count(b"\n")
+        except OSError:
+            return None
+        if total >= cap:
+            return cap
+    return total
 
 
 def is_worker(config: pytest.Config) -> bool:

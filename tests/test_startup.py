@@ -164,3 +164,27 @@ def test_the_helper_checks_each_endpoint() -> None:
     assert reasons is not None and reasons[0] is None
     assert reasons[1] == f"{url} rejected the API key (HTTP 401)"
     assert reasons[2] is not None and reasons[2].startswith("connection error to http://127.0.0.1:9/v1")
+
+
+def test_the_early_bound_is_cheap_and_capped(tmp_path: Path, test_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_jeval.plan import EvalPlan
+    from pytest_jeval.runtime import AUTO_PROCESS_MIN_CALLS, early_bound
+
+    monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
+    rows = gsm_rows(test_data, 12)
+
+    def bound(n_rows: int, bench: str = "") -> int:
+        (tmp_path / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (rows * 50)[:n_rows]))
+        suite = tmp_path / "suite.toml"
+        suite.write_text(SUITE.format(executor="auto", base_url="http://127.0.0.1:9/v1", bench=bench))
+        plan = EvalPlan.from_file(suite, invocation_dir=tmp_path)
+        return early_bound(plan.benchmarks["gsm8k"])
+
+    assert bound(12) == 12  # the file's lines: no helper for 12 calls
+    assert bound(450) == AUTO_PROCESS_MIN_CALLS  # counted only up to the cap
+    assert bound(450, "max_samples = 30") == 30
+    quick = tmp_path / "quick.toml"
+    quick.write_text('[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\napi_key = "k"\n'
+                     '[[benchmarks]]\nname = "quickstart"\n')
+    plan = EvalPlan.from_file(quick, invocation_dir=tmp_path)
+    assert early_bound(plan.benchmarks["quickstart"]) == 36  # its bundled file's lines
