@@ -147,14 +147,23 @@ def _descendants(pid: int) -> list[int]:
 
 def _bwrap_command(python: str, home: Path, shared: Sequence[Path], inner_home: str) -> list[str]:
     command = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", "/tmp", "--bind", str(home), inner_home]
-    for prefix in _interpreter_prefixes(python):  # a Python installed under HOME (pyenv) stays visible
-        if Path(prefix).is_relative_to(inner_home):
+    # The installation stays visible, read-only, where the private /tmp and HOME would hide it: a
+    # Python under HOME (pyenv), a virtualenv and this project's checkout under /tmp (a fresh clone).
+    for prefix in [*_interpreter_prefixes(python), str(_project_root())]:
+        if any(Path(prefix).is_relative_to(hidden) for hidden in (inner_home, "/tmp")):
             command += ["--ro-bind", prefix, prefix]
     for path in shared:  # after the tmpfs: a shared folder under /tmp is bound back into it
         command += ["--bind", str(path), str(path)]
     command += ["--unshare-pid", "--proc", "/proc", "--die-with-parent", "--chdir", inner_home,
                 "--", python, "-u", str(socket_server_script()), "127.0.0.1:0"]
     return command
+
+
+def _project_root() -> Path:
+    """The folder that holds the ``pytest_jeval`` package the workers import (an editable install's checkout)."""
+    import pytest_jeval
+
+    return Path(pytest_jeval.__file__).resolve().parents[1]
 
 
 def _interpreter_prefixes(python: str) -> list[str]:

@@ -119,13 +119,24 @@ channel.send({"tmp": sorted(os.listdir("/tmp")), "home": os.environ["HOME"], "cw
         assert all(pids)
     for info in seen:
         assert info["controller_only"] is False and info["shared"] is True
-        assert info["tmp"] == sorted(["mine", pytester.path.parts[2]])  # its own file and the shared folder's mount
+        # its own file, the shared folder's mount, and the installation where it lives under /tmp (a fresh clone)
+        assert set(info["tmp"]) - installed_under_tmp() == {"mine", pytester.path.parts[2]}
         assert info["home"] == info["cwd"] != os.environ["HOME"]  # pytester's HOME is not the worker's
         assert info["hf"] == info["home"] + "/.cache/huggingface/datasets"
         assert info["keys"] == ["JEVAL_TEST_KEY"] and info["host_key"] == "worker-host-key" and not info["secret"]
     for w in workers:  # each private HOME is its own folder on the host
         assert w.home.is_dir() and not (w.home / "mine").exists()
     assert not [pid for pid in pids if _alive(pid)]  # nothing outlives the context
+
+
+def installed_under_tmp() -> set[str]:
+    """The entries of /tmp that the workers see because the project or its Python is installed there."""
+    import sys
+
+    import pytest_jeval
+
+    places = [sys.prefix, sys.base_prefix, str(Path(pytest_jeval.__file__).resolve().parents[1])]
+    return {Path(p).parts[2] for p in places if Path(p).is_relative_to("/tmp") and len(Path(p).parts) > 2}
 
 
 def test_remote_run_killed_worker_and_resume_equal_a_serial_run(
