@@ -31,13 +31,12 @@ import os
 import random
 import re
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from bench_throughput import Measured, run_measured, spread  # tests/perf, the directory of this script
 
 PY = sys.executable
 
@@ -100,38 +99,6 @@ data_files = "{data.name}"
 
 # --------------------------------------------------------------------------- processes
 
-@dataclass
-class Measured:
-    """One process: wall seconds, CPU seconds (user + system) and peak RSS."""
-
-    wall: float
-    cpu: float
-    maxrss_mb: float
-    returncode: int
-    output: str
-
-
-def run_measured(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 900) -> Measured:
-    """Run ``cmd``; wall time, CPU time and peak RSS of it and its descendants (os.wait4)."""
-    log = cwd / f".out-{time.monotonic_ns()}.txt"
-    with log.open("wb") as out:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-            time.sleep(0.002)
-        wall = time.perf_counter() - start
-    text = log.read_text(errors="replace")
-    log.unlink()
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
-                    os.waitstatus_to_exitcode(status), text)
-
-
 def pytest_cmd(suite: Path) -> list[str]:
     """The collection command measured."""
     return [PY, "-m", "pytest", "--jeval-config", str(suite), "--collect-only", "-q", "-p", "no:randomly",
@@ -142,12 +109,6 @@ def collected(m: Measured) -> str:
     """``N tests collected`` from the output, else the exit status."""
     found = re.search(r"(\d+) tests? collected", m.output)
     return found.group(0) if found else f"rc={m.returncode}"
-
-
-def spread(values: list[float], fmt: str) -> str:
-    """Median and (for several values) min-max."""
-    med = fmt.format(statistics.median(values))
-    return med if len(values) < 2 else f"{med} ({fmt.format(min(values))}-{fmt.format(max(values))})"
 
 
 def measure(label: str, suite: Path, work: Path, env: dict[str, str], repeat: int) -> None:

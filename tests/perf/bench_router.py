@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -37,25 +36,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_throughput import write_gsm  # tests/perf, the directory of this script
+
 from pytest_jeval.testing.litellm_proxy import Deployment, LiteLLMProxy, RouterSettings, find_litellm
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, lookup_responder
 
 KEY_ENV = "JEVAL_BENCH_ROUTER_KEY"
-
-
-def write_samples(directory: Path, n: int, seed: int = 0) -> tuple[Path, dict[str, str]]:
-    """A GSM8K-format JSONL of ``n`` synthetic problems, and the replicas' lookup answers."""
-    rng = random.Random(seed)
-    data = directory / f"gsm_{n}.jsonl"
-    table = {}
-    with data.open("w", encoding="utf-8") as fh:
-        for i in range(n):
-            a, b = rng.randint(2, 999), rng.randint(2, 999)
-            tag = f"[q{i:07d}]"
-            question = f"{tag} Tom has {a} marbles and wins {b} more. How many marbles does he have now?"
-            fh.write(json.dumps({"question": question, "answer": f"{a} + {b} = {a + b}\n#### {a + b}"}) + "\n")
-            table[tag] = f"He has {a} + {b} = {a + b} marbles.\nAnswer: {a + b}"
-    return data, table
 
 
 def write_suite(directory: Path, data: Path, base_url: str, model: str, concurrency: int) -> Path:
@@ -138,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-router-") as tmp:
         work = Path(tmp)
-        data, table = write_samples(work, args.samples)
+        data, table = write_gsm(work, args.samples)
         replica_a = FakeOpenAIServer(lookup_responder(table, "no idea"), latency=args.latency, slots=args.slots)
         replica_b = FakeOpenAIServer(lookup_responder(table, "no idea"), latency=args.latency, slots=args.slots)
         with replica_a, replica_b:

@@ -66,11 +66,10 @@ GSM8K_PROMPT = (
 
 # --------------------------------------------------------------------------- data
 
-def write_samples(directory: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
-    """A GSM8K-format JSONL of ``n`` synthetic problems, and the server's lookup answers."""
+def write_gsm(directory: Path, n: int, seed: int = 0) -> tuple[Path, dict[str, str]]:
+    """A GSM8K-format JSONL of ``n`` synthetic problems, and the lookup answers (tag -> correct reply)."""
     rng = random.Random(seed)
     data = directory / f"gsm_{n}.jsonl"
-    answers = directory / f"answers_{n}.json"
     table = {}
     with data.open("w", encoding="utf-8") as fh:
         for i in range(n):
@@ -79,6 +78,13 @@ def write_samples(directory: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
             question = f"{tag} Tom has {a} marbles and wins {b} more. How many marbles does he have now?"
             fh.write(json.dumps({"question": question, "answer": f"{a} + {b} = {a + b}\n#### {a + b}"}) + "\n")
             table[tag] = f"He has {a} + {b} = {a + b} marbles.\nAnswer: {a + b}"
+    return data, table
+
+
+def write_samples(directory: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
+    """:func:`write_gsm`, with the answers in a file for the server's ``--answers``."""
+    data, table = write_gsm(directory, n, seed)
+    answers = directory / f"answers_{n}.json"
     answers.write_text(json.dumps(table))
     return data, answers
 
