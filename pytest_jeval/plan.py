@@ -217,17 +217,22 @@ class EvalPlan:
             key = SecretStr("local")
         else:
             base_url, key = resolve_endpoint(src, self.suite.backend.external, engine)
-        # The local server answers one request at a time: more in flight would only queue
-        # there and eat into each request's timeout.
-        default_concurrency = 1 if engine == "local" else run.concurrency
         return Endpoint(
             base_url=base_url,
             api_key=key,
-            max_concurrency=src.max_concurrency or default_concurrency,
+            max_concurrency=self.concurrency_of(src),
             timeout=run.request_timeout,
             max_retries=run.max_retries,
             http_client=run.http_client,
         )
+
+    def concurrency_of(self, src: Any) -> int:
+        """Requests in flight to one endpoint (a ``[[models]]`` entry, ``[judge]`` or ``[user]``): its own
+        ``max_concurrency``, else 1 for the local engine, else ``[run]``'s. Known before any server runs."""
+        # The local server answers one request at a time: more in flight would only queue
+        # there and eat into each request's timeout.
+        default = 1 if (src.engine or "openai") == "local" else self.suite.run.concurrency
+        return int(src.max_concurrency or default)
 
     def generation(self, bench: str, model: str) -> tuple[float, int]:
         """(temperature, max_tokens) by precedence benchmark > model > defaults > built-in."""

@@ -99,17 +99,10 @@ class Runtime:
         mode = self.plan.suite.run.call_executor
         if mode != "auto":
             return mode
-        concurrency = max((self._concurrency(m) for m in self.plan.models), default=1)
+        concurrency = max((self.plan.concurrency_of(e) for e in self.plan.models.values()), default=1)
         many = (self.expected_calls or 0) >= AUTO_PROCESS_MIN_CALLS
         wide = concurrency >= AUTO_PROCESS_MIN_CONCURRENCY
         return "process" if many and wide and os.name == "posix" else "thread"
-
-    def _concurrency(self, model: str) -> int:
-        """The model's ``max_concurrency``; for the local engine known before its server runs (1 by default)."""
-        entry = self.plan.models[model]
-        if entry.engine == "local":
-            return entry.max_concurrency or 1
-        return self.endpoint(model).max_concurrency
 
     @property
     def scheduler(self) -> Scheduler:
