@@ -56,10 +56,10 @@ bubblewrap:
 # and cached outside the repository (docs/terminal.md). `make test` builds it first: the terminal tests need it.
 .PHONY: rootfs
 rootfs: $(VENV)/.installed
-	@$(PY) -m pytest_jeval.terminal.rootfs check || { { command -v mmdebstrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] \
+	@$(PY) -m pytest_jeval.sandbox.shell.rootfs check || { { command -v mmdebstrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] \
 		&& command -v apt-get >/dev/null 2>&1 && (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y mmdebstrap); } \
 		|| { echo "mmdebstrap could not be installed (apt-get install -y mmdebstrap): the terminal tests cannot run"; exit 1; }; } \
-		&& $(PY) -m pytest_jeval.terminal.rootfs build; }
+		&& $(PY) -m pytest_jeval.sandbox.shell.rootfs build; }
 
 # External agent frameworks (docs/external-agents-frameworks.md). Hermes Agent pins exact versions:
 # it gets its own virtualenv, on a Python it supports (>=3.11,<3.14).
@@ -84,10 +84,12 @@ openclaw:
 	PATH=$$bin$${bin:+:}$$PATH npm install --no-fund --no-audit --prefix $(OPENCLAW_PREFIX) openclaw || exit 1; \
 	echo "openclaw: $(CURDIR)/$(OPENCLAW_PREFIX)/node_modules/.bin/openclaw (node: $${bin:-$$(dirname $$(command -v node))}/node)"
 
-# ruff and mypy strict (settings in pyproject.toml); a finding fails `make test` before pytest runs.
+# ruff, mypy strict (settings in pyproject.toml) and the layer contracts (.importlinter, docs/development.md);
+# a finding fails `make test` before pytest runs.
 lint: $(VENV)/.installed-dev
-	$(PY) -m ruff check pytest_jeval tests
+	$(PY) -m ruff check pytest_jeval tests scripts
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 # The documentation site (mkdocs.yml), built strict: a page missing from the nav, a broken link or
 # anchor, or a docstring mkdocstrings cannot read fails `make test`. Written into .venv/site (ignored).

@@ -9,29 +9,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_jeval._lazy import lazy_getattr
+from pytest_jeval.core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from pytest_jeval.benchmark import Benchmark, HubDataset, LoadContext
-    from pytest_jeval.client import ModelClient
-    from pytest_jeval.engines.base import EndpointError, Reply, TokenLogprob
-    from pytest_jeval.sample import Sample
-    from pytest_jeval.score import Score, ScoreSink
+    from pytest_jeval.calls.client import ModelClient
+    from pytest_jeval.core.benchmark import Benchmark, HubDataset, LoadContext
+    from pytest_jeval.core.chat import EndpointError, Reply, TokenLogprob
+    from pytest_jeval.core.sample import Sample
+    from pytest_jeval.core.score import Score, ScoreSink
 
 __version__ = "0.1.0"
 
 # Resolved on first use, so that loading the pytest plugin stays cheap.
 _EXPORTS = {
-    "Benchmark": "pytest_jeval.benchmark",
-    "HubDataset": "pytest_jeval.benchmark",
-    "LoadContext": "pytest_jeval.benchmark",
-    "ModelClient": "pytest_jeval.client",
-    "EndpointError": "pytest_jeval.engines.base",
-    "Reply": "pytest_jeval.engines.base",
-    "TokenLogprob": "pytest_jeval.engines.base",
-    "Sample": "pytest_jeval.sample",
-    "Score": "pytest_jeval.score",
-    "ScoreSink": "pytest_jeval.score",
+    "Benchmark": "pytest_jeval.core.benchmark",
+    "HubDataset": "pytest_jeval.core.benchmark",
+    "LoadContext": "pytest_jeval.core.benchmark",
+    "ModelClient": "pytest_jeval.calls.client",
+    "EndpointError": "pytest_jeval.core.chat",
+    "Reply": "pytest_jeval.core.chat",
+    "TokenLogprob": "pytest_jeval.core.chat",
+    "Sample": "pytest_jeval.core.sample",
+    "Score": "pytest_jeval.core.score",
+    "ScoreSink": "pytest_jeval.core.score",
 }
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_jeval.plan import EvalPlan
+    from pytest_jeval.suite.plan import EvalPlan
 
 hookspec = pytest.hookspec  # pluggy's HookspecMarker("pytest")
 

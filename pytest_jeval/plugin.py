@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval import gcpause
-from pytest_jeval._keys import plan_key, runtime_key
-from pytest_jeval.fixtures import (  # noqa: F401
+from pytest_jeval.session import gcpause
+from pytest_jeval.session.fixtures import (  # noqa: F401
     benchmark_entry,
     episode,
     jeval_model,
@@ -22,6 +21,7 @@ from pytest_jeval.fixtures import (  # noqa: F401
     sample,
     score,
 )
+from pytest_jeval.session.keys import plan_key, runtime_key
 
 # Heavy modules (pydantic, numpy, asyncio, openai) are imported inside the hooks, once
 # --jeval-config is given: installing the plugin must not slow down every other pytest run.
@@ -81,22 +81,22 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     """Load and validate the suite once; set up the runtime; register the hooks of each feature in use."""
     gcpause.enter_session()
-    from pytest_jeval.xdist_remote import suite_option
+    from pytest_jeval.session.remote import suite_option
 
     suite = suite_option(config, _option(config, "jeval_config"))
     if not suite:
         if config.getoption("jeval_set"):
             raise pytest.UsageError("--jeval-set overrides a key of the suite: it needs --jeval-config SUITE.toml")
         return
-    gcpause.pause()  # until the end of collection (pytest_jeval.gcpause)
-    from pytest_jeval import collect
-    from pytest_jeval.collect import suite_args
-    from pytest_jeval.config import SuiteError
-    from pytest_jeval.notices import Notices, choose_junit_family
-    from pytest_jeval.plan import EvalPlan
-    from pytest_jeval.redact_plugin import install as install_redaction
-    from pytest_jeval.results.reports import RecordHooks
-    from pytest_jeval.runtime import Runtime, RuntimeHooks, is_dry, is_worker
+    gcpause.pause()  # until the end of collection (pytest_jeval.session.gcpause)
+    from pytest_jeval.results.shipping import RecordHooks
+    from pytest_jeval.session import collect
+    from pytest_jeval.session.collect import suite_args
+    from pytest_jeval.session.notices import Notices, choose_junit_family
+    from pytest_jeval.session.redaction import install as install_redaction
+    from pytest_jeval.session.runtime import Runtime, RuntimeHooks, is_dry, is_worker
+    from pytest_jeval.suite.config import SuiteError
+    from pytest_jeval.suite.plan import EvalPlan
 
     try:
         plan = EvalPlan.from_file(
@@ -123,19 +123,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(RecordHooks(worker=worker), "jeval-records")
     if not is_dry(config):
         runtime.start_early(config)
-        from pytest_jeval.prefetch import Prefetch
+        from pytest_jeval.session.prefetch import Prefetch
 
         config.pluginmanager.register(Prefetch(), "jeval-prefetch")
         if plan.suite.run.warmup_samples:
-            from pytest_jeval.runner.warmup import WarmupPlugin
+            from pytest_jeval.session.warmup import WarmupPlugin
 
             config.pluginmanager.register(WarmupPlugin(), "jeval-warmup")
     if worker:
-        from pytest_jeval.engines.local import worker_base_url
+        from pytest_jeval.session.local_model import worker_base_url
 
         plan.local_base_url = worker_base_url(config)
     elif plan.needs_local_model:
-        from pytest_jeval.engines.local import LocalModelPlugin
+        from pytest_jeval.session.local_model import LocalModelPlugin
 
         config.pluginmanager.register(LocalModelPlugin(plan), "jeval-local-model")
     resume = bool(config.getoption("jeval_resume"))
@@ -144,7 +144,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(ResumePlugin(), "jeval-resume")
     if not worker:
-        from pytest_jeval.xdist_remote import RemoteWorkersPlugin, check_remote_specs
+        from pytest_jeval.session.remote import RemoteWorkersPlugin, check_remote_specs
 
         check_remote_specs(config, local_model=plan.needs_local_model)
         config.pluginmanager.register(RemoteWorkersPlugin(str(plan.path)), "jeval-remote-workers")
@@ -155,7 +155,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         install_exports(config, plan)
         if not is_dry(config):
-            from pytest_jeval.results.progress import install as install_progress
+            from pytest_jeval.session.progress import install as install_progress
 
             install_progress(config)
         config.pluginmanager.register(Notices(junit_notice), "jeval-notices")

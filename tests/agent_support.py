@@ -17,9 +17,9 @@ AGENT_BENCH = '''
 import asyncio
 
 from pytest_jeval import Benchmark, Sample
-from pytest_jeval.agent import AgentSpec, ToolError, tool
-from pytest_jeval.agent.builtin import builtin_tools
-from pytest_jeval.score import Score
+from pytest_jeval.agents import AgentSpec, ToolError, tool
+from pytest_jeval.agents.tools import builtin_tools
+from pytest_jeval.core.score import Score
 
 
 @tool(parallel_safe=True)

@@ -19,9 +19,6 @@ from typing import Any
 import openai  # noqa: F401  (imported here once: pytester's in-process runs drop the modules they import,
 import pytest  #   so without this every run would import the openai client again, about a second each)
 
-import pytest_jeval.collect
-import pytest_jeval.plugin
-import pytest_jeval.results.writer  # noqa: F401
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message, message_text
 
 DATA = Path(__file__).resolve().parent / "data"

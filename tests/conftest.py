@@ -17,13 +17,6 @@ import openai  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
 
-import pytest_jeval.benchmark
-import pytest_jeval.catalog
-import pytest_jeval.collect
-import pytest_jeval.plan
-import pytest_jeval.results.records
-import pytest_jeval.results.writer
-import pytest_jeval.runtime  # noqa: F401
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, Fault, last_user_message
 
@@ -40,7 +33,7 @@ def test_data() -> Path:
 
 def local_model_skip_reason() -> str | None:
     """Why the bundled local model cannot run here (no llama-cpp-python, or no SmolLM2 GGUF), or None when it can."""
-    from pytest_jeval.engines.local import LocalModelError, check_llama_cpp, find_bundled_gguf
+    from pytest_jeval.calls.engines.local import LocalModelError, check_llama_cpp, find_bundled_gguf
 
     try:
         check_llama_cpp()

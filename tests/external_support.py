@@ -17,7 +17,7 @@ from pytest_jeval.testing.openai_server import FakeOpenAIServer
 #: One agent benchmark per fake-agent mode; ``{name}`` is filled in.
 BENCH = '''
 from pytest_jeval import Benchmark, Sample
-from pytest_jeval.score import Score
+from pytest_jeval.core.score import Score
 
 
 def to_sample(row, index, ctx):

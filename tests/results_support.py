@@ -123,7 +123,7 @@ class Project:
         return self.pytester.runpytest_subprocess(*argv) if subprocess else self.pytester.runpytest(*argv)
 
     def jsonl(self, bench: str = "calc", model: str = "m-a", out: str = "out") -> Path:
-        from pytest_jeval.results.paths import jsonl_path
+        from pytest_jeval.core.paths import jsonl_path
 
         return jsonl_path(self.path / out, bench, model)
 
@@ -138,7 +138,7 @@ class Project:
         return by_id
 
     def summary(self, bench: str = "calc", model: str = "m-a", out: str = "out") -> dict[str, Any]:
-        from pytest_jeval.results.paths import summary_path
+        from pytest_jeval.core.paths import summary_path
 
         return json.loads(summary_path(self.jsonl(bench, model, out)).read_text(encoding="utf-8"))
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.benchmarks import bench_terminal_lite as bench
-from pytest_jeval.terminal.rootfs import RootfsError, build_rootfs, check_rootfs, rootfs_path
+from pytest_jeval.benchmarks.terminal_lite import bench_terminal_lite as bench
+from pytest_jeval.sandbox.shell.rootfs import RootfsError, build_rootfs, check_rootfs, rootfs_path
 
-TASKS_DIR = Path(bench.__file__).parent / "data" / "terminal_lite" / "tasks"
+TASKS_DIR = Path(bench.__file__).parent / "data" / "tasks"
 
 
 def ensure_rootfs() -> Path:

@@ -12,18 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval import redact
-from pytest_jeval.agent.builtin import BUILTIN, MAX_INT_BITS, builtin_tools, evaluate
-from pytest_jeval.agent.tools import HarnessError, ToolContext, ToolError
-from pytest_jeval.agent.workspace import make_workspace, remove_workspace
-from pytest_jeval.sample import Sample
-from pytest_jeval.sandbox import _isolation, isolation
+from pytest_jeval.agents.tool import HarnessError, ToolContext, ToolError
+from pytest_jeval.agents.tools import TOOLS, builtin_tools, evaluate
+from pytest_jeval.agents.tools.calculator import MAX_INT_BITS
+from pytest_jeval.agents.workspace import make_workspace, remove_workspace
+from pytest_jeval.core import redact
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.sandbox import isolation
+from pytest_jeval.sandbox import plans as _isolation
 
 LINUX = sys.platform.startswith("linux")
 
 
 def calc(expression: str) -> str:
-    fn = BUILTIN["calculator"].fn
+    fn = TOOLS.get("calculator").fn
     assert fn is not None
     return str(fn(expression=expression))
 
@@ -137,12 +139,12 @@ def test_calculator_division_by_zero(expression: str) -> None:
 
 def test_builtin_tools_by_name() -> None:
     assert [t.name for t in builtin_tools(["python", "calculator"])] == ["python", "calculator"]
-    assert sorted(BUILTIN) == ["bash", "calculator", "file_read", "file_write", "list_files", "python"]
+    assert {"bash", "calculator", "file_read", "file_write", "list_files", "python"} <= set(TOOLS.names())
     assert builtin_tools([]) == []
-    safe = {name for name, t in BUILTIN.items() if t.parallel_safe}
-    assert safe == {"calculator", "file_read", "list_files"}
-    assert not BUILTIN["calculator"].blocking and BUILTIN["python"].blocking and BUILTIN["bash"].blocking
-    for name, t in BUILTIN.items():
+    safe = {name for name, t in TOOLS.items() if t.parallel_safe}
+    assert {"calculator", "file_read", "list_files"} <= safe and not {"file_write", "python", "bash"} & safe
+    assert not TOOLS.get("calculator").blocking and TOOLS.get("python").blocking and TOOLS.get("bash").blocking
+    for name, t in TOOLS.items():  # every registered tool: named as registered, described, no ctx in its schema
         spec = t.spec()["function"]
         assert spec["name"] == name and spec["description"]
         assert "ctx" not in spec["parameters"]["properties"]
@@ -173,7 +175,7 @@ def ws() -> Iterator[Path]:
 
 
 def run(name: str, workspace: Path, timeout: float = 20.0, **args: object) -> str:
-    fn = BUILTIN[name].fn
+    fn = TOOLS.get(name).fn
     assert fn is not None
     return str(fn(**args, ctx=ToolContext(sample=Sample(id="s1", input="q"), workspace=workspace, timeout=timeout)))
 

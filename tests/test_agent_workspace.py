@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.agent import workspace as workspace_module
-from pytest_jeval.agent.builtin import BUILTIN, MAX_FILE_READ_BYTES, MAX_FILE_WRITE_BYTES
-from pytest_jeval.agent.tools import ToolContext, ToolError
-from pytest_jeval.agent.workspace import confine, make_workspace, open_in, remove_workspace
-from pytest_jeval.sample import Sample
+from pytest_jeval.agents import workspace as workspace_module
+from pytest_jeval.agents.tool import ToolContext, ToolError
+from pytest_jeval.agents.tools import MAX_FILE_READ_BYTES, MAX_FILE_WRITE_BYTES, TOOLS
+from pytest_jeval.agents.workspace import confine, make_workspace, open_in, remove_workspace
+from pytest_jeval.core.sample import Sample
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def ctx_for(path: Path) -> ToolContext:
 
 
 def call(name: str, workspace: Path, **args: object) -> str:
-    fn = BUILTIN[name].fn
+    fn = TOOLS.get(name).fn
     assert fn is not None
     return str(fn(**args, ctx=ctx_for(workspace)))
 

@@ -219,7 +219,7 @@ def test_run_jobs_bounds_parallelism_and_stops_at_first_failure() -> None:
 def test_exec_workers_follows_the_suite() -> None:
     from types import SimpleNamespace
 
-    from pytest_jeval.collect import plan_key
+    from pytest_jeval.session.collect import plan_key
 
     config = SimpleNamespace(stash=pytest.Stash())
     assert _codeexec.exec_workers(config) == (os.cpu_count() or 1)  # default: the number of cores
@@ -358,7 +358,7 @@ def test_private_tests_zlib_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_code_benchmarks_in_the_catalog() -> None:
-    from pytest_jeval.catalog import catalog_rows
+    from pytest_jeval.suite.catalog import catalog_rows
 
     rows = {r["name"]: r for r in catalog_rows()}
     assert rows["humaneval"]["dataset"] == "openai/openai_humaneval" and rows["humaneval"]["samples"] == 164

@@ -15,12 +15,12 @@ from bench_support import DATA, serve
 from conftest import outcome_ids
 
 from pytest_jeval.benchmarks import bench_gaia, bench_hle, bench_wildchat
-from pytest_jeval.dataset import load_samples
 from pytest_jeval.scoring.llm_judge.prompts import (
     parse_pairwise_verdict,
     parse_simpleqa_grade,
     parse_structured_verdict,
 )
+from pytest_jeval.suite.dataset import load_samples
 
 
 def keyed(table: dict[str, str], default: str = "no idea") -> Callable[[str], str]:

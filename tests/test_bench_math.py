@@ -11,7 +11,7 @@ from bench_support import DATA, serve
 from conftest import outcome_ids
 
 from pytest_jeval.benchmarks import bench_natural_reasoning
-from pytest_jeval.dataset import load_samples
+from pytest_jeval.suite.dataset import load_samples
 
 # --------------------------------------------------------------------------- math500
 
@@ -66,7 +66,7 @@ def test_natural_reasoning_loads_reference_answer_and_skips_rows_without() -> No
 
 
 def test_natural_reasoning_schema_without_reference_answer_fails_loudly(tmp_path: Path) -> None:
-    from pytest_jeval.dataset import DatasetLoadError
+    from pytest_jeval.suite.dataset import DatasetLoadError
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"question": "q", "answer": "a", "responses": []}) + "\n")

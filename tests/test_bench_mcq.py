@@ -12,7 +12,7 @@ from bench_support import DATA, mcq_answerer, options_in, serve
 from conftest import outcome_ids
 
 from pytest_jeval.benchmarks import bench_gpqa, bench_mmlu_pro, bench_truthfulqa_mc
-from pytest_jeval.dataset import load_samples
+from pytest_jeval.suite.dataset import load_samples
 
 GPQA_CSV = DATA / "gpqa" / "gpqa_diamond.csv"
 

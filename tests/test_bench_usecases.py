@@ -25,6 +25,7 @@ from pytest_jeval.benchmarks import bench_email_triage as et
 from pytest_jeval.benchmarks import bench_security_scanner as sec
 from pytest_jeval.benchmarks._codeexec import run_jobs
 from pytest_jeval.benchmarks._usecase import labelled_field
+from pytest_jeval.suite.catalog import builtin_index
 
 DATA = Path(ca.__file__).resolve().parent / "data"
 SETS = ("coding_assistant", "security_scanner", "doc_qa", "email_triage")
@@ -36,7 +37,7 @@ def rows(name: str) -> list[dict[str, Any]]:
 
 
 def samples(name: str) -> list[Sample]:
-    module = importlib.import_module(f"pytest_jeval.benchmarks.bench_{name}")
+    module = importlib.import_module(builtin_index()[name])
     ctx = LoadContext(name, None, 42, DATA)
     return [module.to_sample(r, i, ctx) for i, r in enumerate(rows(name))]
 
@@ -91,7 +92,7 @@ ANSWERS: dict[str, Callable[[dict[str, Any], bool], str]] = {
 def test_gold_answers_score_1_through_the_plugin(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     table: dict[str, str] = {}
     for name in SETS:
-        module = importlib.import_module(f"pytest_jeval.benchmarks.bench_{name}")
+        module = importlib.import_module(builtin_index()[name])
         for row, sample in zip(rows(name), samples(name)):
             table[module.prompt(sample)] = ANSWERS[name](row, False)
 
@@ -139,7 +140,7 @@ def test_sets_have_about_30_checkable_items(name: str) -> None:
     assert len({r["id"] for r in data}) == len(data)
     loaded = samples(name)  # to_sample validates each row's gold
     assert len(loaded) == len(data)
-    module = importlib.import_module(f"pytest_jeval.benchmarks.bench_{name}")
+    module = importlib.import_module(builtin_index()[name])
     assert module.BENCHMARK.sample_count == len(data) and module.BENCHMARK.category == "use-case"
 
 
@@ -270,7 +271,7 @@ def test_labelled_field_tolerates_markdown() -> None:
 
 
 def test_use_case_sets_in_the_catalog() -> None:
-    from pytest_jeval.catalog import catalog_rows
+    from pytest_jeval.suite.catalog import catalog_rows
 
     listed = {r["name"]: r for r in catalog_rows()}
     for name in SETS:

@@ -24,7 +24,8 @@ from pytest_jeval.benchmarks import bench_daily_digest as dd
 from pytest_jeval.benchmarks import bench_knowledge_base as kb
 from pytest_jeval.benchmarks import bench_morning_brief as mb
 from pytest_jeval.benchmarks import bench_research_mining as rm
-from pytest_jeval.dataset import load_samples
+from pytest_jeval.suite.catalog import builtin_index
+from pytest_jeval.suite.dataset import load_samples
 
 DATA = Path(dd.__file__).resolve().parent / "data"
 SETS = ("daily_digest", "morning_brief", "research_mining", "knowledge_base")
@@ -32,7 +33,7 @@ KEY = "sk-jeval-usecase2-tests"
 
 
 def module(name: str) -> Any:
-    return importlib.import_module(f"pytest_jeval.benchmarks.bench_{name}")
+    return importlib.import_module(builtin_index()[name])
 
 
 def rows(name: str) -> list[dict[str, Any]]:
@@ -306,8 +307,8 @@ def test_knowledge_base_answer_and_retrieval() -> None:
 
 
 def test_use_case_sets_in_the_catalog() -> None:
-    from pytest_jeval.catalog import catalog_rows
     from pytest_jeval.scoring.registry import call_scorer
+    from pytest_jeval.suite.catalog import catalog_rows
 
     listed = {r["name"]: r for r in catalog_rows()}
     for name in SETS:

@@ -19,12 +19,13 @@ import pytest
 from bench_support import MODEL, Project, Router, run_bundled_sets
 
 from pytest_jeval import LoadContext, Sample
-from pytest_jeval.benchmarks import bench_browser_assistant as ba
 from pytest_jeval.benchmarks import bench_coding_task as ct
 from pytest_jeval.benchmarks import bench_ipw as ipw
-from pytest_jeval.benchmarks._browser.pages import html_to_text, store_for
 from pytest_jeval.benchmarks._codeexec import run_jobs
-from pytest_jeval.dataset import DatasetLoadError, load_samples
+from pytest_jeval.benchmarks.browser_assistant import bench_browser_assistant as ba
+from pytest_jeval.benchmarks.browser_assistant.pages import html_to_text, store_for
+from pytest_jeval.suite.catalog import builtin_index
+from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 from pytest_jeval.testing.openai_server import (
     FakeOpenAIServer,
     ToolCallSpec,
@@ -38,7 +39,7 @@ KEY = "sk-jeval-usecase3-tests"
 
 
 def module(name: str) -> Any:
-    return importlib.import_module(f"pytest_jeval.benchmarks.bench_{name}")
+    return importlib.import_module(builtin_index()[name])
 
 
 def samples(name: str, **kwargs: Any) -> list[Sample]:
@@ -332,8 +333,8 @@ def test_ipw_accuracy_per_joule_and_per_watt() -> None:
 
 
 def test_new_sets_in_the_catalog() -> None:
-    from pytest_jeval.catalog import catalog_rows
     from pytest_jeval.scoring.registry import scorer_names
+    from pytest_jeval.suite.catalog import catalog_rows
 
     listed = {r["name"]: r for r in catalog_rows()}
     for name, samples_, dataset in (("coding_task", 32, "(bundled)"), ("browser_assistant", 32, "(bundled)"),

@@ -16,13 +16,13 @@ import pytest
 from bench_support import MODEL, Project, Router
 from conftest import outcome_ids
 
-from pytest_jeval.agent import Episode
+from pytest_jeval.agents import Episode
 from pytest_jeval.benchmarks import bench_bfcl
 from pytest_jeval.cli import main
-from pytest_jeval.dataset import DatasetLoadError, load_samples
-from pytest_jeval.engines.base import Reply, ToolCall
-from pytest_jeval.sample import Sample
+from pytest_jeval.core.chat import Reply, ToolCall
+from pytest_jeval.core.sample import Sample
 from pytest_jeval.scoring.registry import call_scorer
+from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 
 SYNTH = Path(__file__).resolve().parent / "data" / "bfcl_synth" / "data"

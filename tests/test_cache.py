@@ -17,9 +17,8 @@ import scipy.stats  # noqa: F401
 from conftest import SECRET, GsmScript, gsm_rows
 from pydantic import SecretStr
 
-from pytest_jeval.engines.base import Reply, TokenLogprob
-from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
-from pytest_jeval.runner.cache import ResponseCache
+from pytest_jeval.calls.cache import ResponseCache
+from pytest_jeval.core.chat import ChatRequest, Endpoint, Reply, TokenLogprob
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 N = 6
@@ -162,7 +161,7 @@ def test_put_is_atomic_when_the_writer_dies_midway(tmp_path: Path, monkeypatch: 
     cache.put("ab" + "0" * 62, _reply("old"))
     assert cache.get("ab" + "0" * 62).text == "old"  # type: ignore[union-attr]
 
-    import pytest_jeval.results.files as files
+    import pytest_jeval.core.files as files
 
     def dying_write(fd: int, data: bytes) -> None:
         os.write(fd, data[:20])  # half an entry reaches the disk, then the process "dies"

@@ -22,11 +22,11 @@ import scipy.stats  # noqa: F401
 from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 from pydantic import SecretStr
 
-from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
-from pytest_jeval.plan import EvalPlan
-from pytest_jeval.runner.callproc import ProcessCallScheduler
-from pytest_jeval.runner.scheduler import SchedulerStats
-from pytest_jeval.runtime import AUTO_PROCESS_MIN_CALLS, AUTO_PROCESS_MIN_CONCURRENCY, Runtime
+from pytest_jeval.calls.callproc import ProcessCallScheduler
+from pytest_jeval.calls.scheduler import SchedulerStats
+from pytest_jeval.core.chat import ChatRequest, Endpoint
+from pytest_jeval.session.runtime import AUTO_PROCESS_MIN_CALLS, AUTO_PROCESS_MIN_CONCURRENCY, Runtime
+from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 SUITE = """
@@ -54,7 +54,7 @@ VOLATILE = {"latency_seconds", "throughput_tok_per_sec", "call_windows", "ttft",
 #: Written by the project's conftest at session end: which scheduler ran the calls, and where.
 REPORT_EXECUTOR = """
 import json, os
-from pytest_jeval._keys import runtime_key
+from pytest_jeval.session.keys import runtime_key
 
 def pytest_sessionfinish(session):
     runtime = session.config.stash.get(runtime_key, None)
@@ -131,7 +131,7 @@ def test_xdist_workers_each_run_a_call_process(project: Project) -> None:
 
 KILL_CHILD = """
 import os, signal
-from pytest_jeval._keys import runtime_key
+from pytest_jeval.session.keys import runtime_key
 
 
 class KillChild:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.catalog import (
+from pytest_jeval.suite.catalog import (
     builtin_benchmarks,
     builtin_index,
     builtin_module,

@@ -1,7 +1,7 @@
 """Malformed input to the ``jeval`` commands: reported with file and line, never a traceback.
 
 Every command (summarize, compare, rescore, report) reads through one validating reader
-(``pytest_jeval.report._data.load_result``). Exit status: 0 clean, 1 lines or a stored
+(``pytest_jeval.results.reader.load_result``). Exit status: 0 clean, 1 lines or a stored
 summary skipped, 2 an input that cannot be used (see docs/cli.md).
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_jeval.cli import main
-from pytest_jeval.report._data import read_result_lines, strict_json
+from pytest_jeval.results.reader import read_result_lines, strict_json
 
 DATA = Path(__file__).parent / "data" / "results"
 A = DATA / "quickstart_model-a.jsonl"
@@ -225,12 +225,17 @@ def test_report_on_a_bad_aggregate_summary(tmp_path: Path, capsys: pytest.Captur
 @pytest.mark.parametrize("argv", [
     ["compare", A, B, "--resamples", "0"], ["compare", A, B, "--confidence", "nan"], ["compare", A, B, "--seed", "-1"],
     ["compare", A, B, "--max-listed", "-1"], ["report", A, "--worst", "-3"], ["rescore", A, "--exec-workers", "0"],
-    ["rescore", A, "--scorer", "nope"],
 ])
 def test_bad_options_are_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[Any]) -> None:
     with pytest.raises(SystemExit) as exc:
         main([str(a) for a in argv])
     assert exc.value.code == 2 and "error: argument" in capsys.readouterr().err
+
+
+def test_an_unknown_scorer_is_an_error_naming_the_registered_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "rescore", A, "--scorer", "nope")
+    assert code == 2 and "unknown scorer 'nope'" in err
+    assert "numeric" in err and "doc_qa" in err  # a generic scorer and a benchmark's own are both named
 
 
 def test_an_output_that_cannot_be_written_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -162,7 +162,7 @@ def test_run_all_runs_every_benchmark_with_bundled_data(tmp_path: Path, server: 
     (["--temperature", "abc"], "--temperature: Input should be a valid number, unable to parse string as a number"),
     (["--temperature", "nan"], "--temperature: Input should be a finite number"),
     (["-b", "nope"], "-b: unknown benchmark 'nope'; known benchmarks are:"),
-    (["--engine", "bad"], "--engine: Value error, unknown engine 'bad'; expected one of openai"),
+    (["--engine", "bad"], "--engine: Value error, unknown engine 'bad'; the registered engines are: cloud, llamacpp, local, ollama, openai"),
     (["--max-tokens", "0"], "--max-tokens: Input should be greater than 0"),
     (["--seed", "1.5"], "--seed: Input should be a valid integer"),
     (["--concurrency", "x"], "--concurrency: Input should be a valid integer"),

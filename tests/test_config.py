@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import JevalProject, chat_requests
 
-from pytest_jeval.config import SuiteError, parse_suite
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.config import SuiteError, parse_suite
+from pytest_jeval.suite.plan import EvalPlan
 
 MINIMAL = """
 [[models]]

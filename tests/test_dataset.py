@@ -9,7 +9,7 @@ import pytest
 from conftest import JevalProject
 
 from pytest_jeval.benchmarks.bench_gsm8k import BENCHMARK as GSM8K
-from pytest_jeval.dataset import DatasetLoadError, load_samples
+from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 
 
 @pytest.fixture

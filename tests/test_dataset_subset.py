@@ -1,6 +1,6 @@
 """A ``max_samples``/``record_ids`` subset is chosen without a sample per row.
 
-Two references, computed here from the raw JSON lines, independently of ``pytest_jeval.dataset``:
+Two references, computed here from the raw JSON lines, independently of ``pytest_jeval.suite.dataset``:
 
 * ``walk`` (``max_samples`` alone): ``np.random.default_rng(seed).permutation(rows)``
   walked in order, each row converted by ``to_sample``, skipped rows passed over, the
@@ -25,7 +25,7 @@ from conftest import JevalProject
 from pytest_jeval import Benchmark, HubDataset, LoadContext, Sample
 from pytest_jeval.benchmarks.bench_gsm8k import BENCHMARK as GSM8K
 from pytest_jeval.benchmarks.bench_natural_reasoning import BENCHMARK as NATURAL_REASONING
-from pytest_jeval.dataset import DatasetLoadError, _LazyRow, load_samples, select
+from pytest_jeval.suite.dataset import DatasetLoadError, _LazyRow, load_samples, select
 
 
 def write_natural_reasoning(path: Path, n: int) -> list[dict[str, Any]]:
@@ -333,7 +333,7 @@ ROW_OPERATIONS: list[tuple[str, Any]] = [
 def test_a_scanned_row_answers_like_the_plain_dict(name: str, operation: Any) -> None:
     import datasets
 
-    from pytest_jeval.dataset import _scan_batches
+    from pytest_jeval.suite.dataset import _scan_batches
 
     plain = [{"q": "q", "n": i, "nested": {"a": [1, 2]}, "none": None} for i in range(3)]
     [rows] = list(_scan_batches(datasets.Dataset.from_list(plain)))
@@ -374,7 +374,7 @@ def test_sample_init_keeps_the_dataclass_semantics() -> None:
 
 @pytest.mark.parametrize("chunk_size", [1, 7, 16, 1 << 20])
 def test_utf8_check_names_the_line_and_offset_past_the_first_chunk(tmp_path: Path, chunk_size: int) -> None:
-    from pytest_jeval.dataset import check_utf8
+    from pytest_jeval.suite.dataset import check_utf8
 
     good = tmp_path / "good.jsonl"
     good.write_text("".join(json.dumps({"q": f"café {i} ☃"}, ensure_ascii=False) + "\n" for i in range(6)),

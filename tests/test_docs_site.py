@@ -102,7 +102,7 @@ def test_strict_build_passes(site: Path) -> None:
     assert (site / "index.html").is_file()
     api = (site / "api" / "benchmark" / "index.html").read_text(encoding="utf-8")
     # mkdocstrings rendered the docstrings, not an empty page
-    assert 'id="pytest_jeval.benchmark.Benchmark"' in api
+    assert 'id="pytest_jeval.core.benchmark.Benchmark"' in api
     assert "Turn one dataset row into a" in api
 
 

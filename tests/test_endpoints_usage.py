@@ -12,11 +12,11 @@ import pytest
 from endpoints_support import ROWS, MiniProject, respond
 from pydantic import SecretStr
 
-from pytest_jeval.client import ModelClient
-from pytest_jeval.config import SuiteError, parse_suite
-from pytest_jeval.engines.openai_compat import Endpoint
-from pytest_jeval.engines.settings import adapt, build_request, is_reasoning_model
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.calls.client import ModelClient
+from pytest_jeval.calls.settings import adapt, build_request, is_reasoning_model
+from pytest_jeval.core.chat import Endpoint
+from pytest_jeval.suite.config import SuiteError, parse_suite
+from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 

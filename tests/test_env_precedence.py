@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.engines.openai_compat import Endpoint
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.core.chat import Endpoint
+from pytest_jeval.suite.plan import EvalPlan
 
 ENV = ("JEVAL_BASE_URL", "JEVAL_API_KEY", "JARVIS_BACKEND_BASE_URL", "JARVIS_BACKEND_API_KEY", "VLLM_HOST",
        "OPENAI_API_KEY", "ENTRY_KEY_VAR")

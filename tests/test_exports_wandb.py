@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from conftest import SECRET, JevalProject, chat_requests
 
-from pytest_jeval.config import Run
 from pytest_jeval.exports.wandb import TABLE_COLUMNS, WandbError, settings_from, tag_list
+from pytest_jeval.suite.config import Run
 
 wandb = pytest.importorskip("wandb", reason="wandb is not installed (pip install 'pytest-jeval[wandb]')")
 

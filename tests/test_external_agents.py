@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.external.runner import containment
+from pytest_jeval.agents.external.episode import containment
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 from tests.external_support import ROWS, ExternalProject, chat_bodies, fake_agent_command, survivors
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_jeval.external import hermes, openclaw
-from pytest_jeval.external.base import get_agent
+from pytest_jeval.agents.external import hermes, openclaw
+from pytest_jeval.agents.external.base import get_agent
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 
 DATA = Path(__file__).parent / "data" / "external_agents"
@@ -254,7 +254,7 @@ def test_openclaw_answers_are_read_from_real_outputs() -> None:
 
 BENCH = '''
 from pytest_jeval import Benchmark, Sample
-from pytest_jeval.score import Score
+from pytest_jeval.core.score import Score
 
 
 def to_sample(row, index, ctx):

@@ -13,16 +13,14 @@ import aiohttp
 import pytest
 from pydantic import SecretStr
 
-from pytest_jeval import redact
-from pytest_jeval.agent.loop import Limits
-from pytest_jeval.config import SuiteError
-from pytest_jeval.engines.base import EndpointError, Reply, ToolCall
-from pytest_jeval.engines.openai_compat import ChatRequest
-from pytest_jeval.external import runner as ext_runner
-from pytest_jeval.external.command import CommandAgent
-from pytest_jeval.external.proxy import RecordingProxy
-from pytest_jeval.external.runner import Capture
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.agents.external import episode as ext_runner
+from pytest_jeval.agents.external.command import CommandAgent
+from pytest_jeval.agents.external.episode import Capture
+from pytest_jeval.agents.external.proxy import RecordingProxy
+from pytest_jeval.agents.loop import Limits
+from pytest_jeval.core.chat import ChatRequest, EndpointError, Reply, ToolCall
+from pytest_jeval.suite.config import SuiteError
+from pytest_jeval.suite.plan import EvalPlan
 from tests.external_support import BENCH, ROWS
 
 CALL = Reply(text="", model="m", prompt_tokens=7, completion_tokens=3, finish_reason="tool_calls",
@@ -231,7 +229,7 @@ def test_jarvis_backend_variables_override_the_toml_and_the_model_entry_override
     assert (ep.base_url, ep.api_key.get_secret_value()) == ("http://env:2/v1", "jarvis-key-12345678")
     monkeypatch.setenv("JEVAL_BASE_URL", "http://jeval:3/v1")  # JEVAL_* wins over its JARVIS_BACKEND_* alias
     assert plan.endpoint_for(model).base_url == "http://jeval:3/v1"
-    assert "jarvis-key-12345678" in redact.plan_keys(plan)  # so it is redacted like every other key
+    assert "jarvis-key-12345678" in plan.keys()  # so it is redacted like every other key
     own = _plan(tmp_path, "", head=head, model='base_url = "http://own:4/v1"\napi_key = "own-key-12345678"')
     ep = own.endpoint_for(own.models["m"])
     assert (ep.base_url, ep.api_key.get_secret_value()) == ("http://own:4/v1", "own-key-12345678")
@@ -240,8 +238,8 @@ def test_jarvis_backend_variables_override_the_toml_and_the_model_entry_override
 def test_the_user_simulator_keys_are_redacted_like_the_judges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JEVAL_USER_SIM_KEY", "user-sim-env-key-1234")
     head = '[user]\nmodel = "sim"\nbase_url = "http://sim:1/v1"\napi_key_env = "JEVAL_USER_SIM_KEY"'
-    keys = redact.plan_keys(_plan(tmp_path, "", head=head))
+    keys = _plan(tmp_path, "", head=head).keys()
     assert "user-sim-env-key-1234" in keys
     inline = '[user]\nmodel = "sim"\nbase_url = "http://sim:1/v1"\napi_key = "user-sim-inline-5678"'
-    keys = redact.plan_keys(_plan(tmp_path, "", head=inline))
+    keys = _plan(tmp_path, "", head=inline).keys()
     assert "user-sim-inline-5678" in [k.get_secret_value() if isinstance(k, SecretStr) else k for k in keys]

@@ -18,8 +18,8 @@ from bench_support import MODEL, Project, Router
 from conftest import outcome_ids
 
 from pytest_jeval.benchmarks import bench_gaia
-from pytest_jeval.dataset import load_samples
-from pytest_jeval.sample import Sample
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.suite.dataset import load_samples
 from pytest_jeval.testing.openai_server import (
     Answer,
     FakeOpenAIServer,

@@ -19,9 +19,9 @@ import pytest
 from conftest import gsm_rows
 from pydantic import SecretStr
 
-from pytest_jeval.engines.base import EndpointError, Reply
-from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint, aiohttp_available, chat, http_transport
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.calls.engines.openai_compat import aiohttp_available, chat, http_transport, make_client
+from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError, Reply
+from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, Fault, last_user_message
 
 TRANSPORTS = ["aiohttp", "httpx"]
@@ -40,7 +40,7 @@ def respond(body: dict[str, Any], attempt: int) -> Any:
 
 def ask(endpoint: Endpoint, text: str, *, stream: bool = False) -> Reply:
     async def run() -> Reply:
-        client = endpoint.make_client()
+        client = make_client(endpoint)
         try:
             return await chat(client, endpoint, ChatRequest(model="test-model", stream=stream,
                                                             messages=({"role": "user", "content": text},)))
@@ -64,9 +64,9 @@ def test_auto_is_aiohttp_where_openai_offers_it() -> None:
     assert aiohttp_available()  # openai[aiohttp]: this project's pins have it
     assert http_transport("auto") == "aiohttp"
     assert http_transport("httpx") == "httpx"
-    client = endpoint("http://127.0.0.1:9/v1", "auto").make_client()
+    client = make_client(endpoint("http://127.0.0.1:9/v1", "auto"))
     assert isinstance(client._client, openai.DefaultAioHttpClient)
-    plain = endpoint("http://127.0.0.1:9/v1", "httpx").make_client()
+    plain = make_client(endpoint("http://127.0.0.1:9/v1", "httpx"))
     assert not isinstance(plain._client, openai.DefaultAioHttpClient)
     assert isinstance(plain._client, openai.DefaultAsyncHttpxClient)
 
@@ -152,7 +152,7 @@ def test_the_suite_key_reaches_the_client(pytester: pytest.Pytester, test_data: 
     plan = EvalPlan.from_file(suite, invocation_dir=pytester.path)
     built = plan.endpoint_for(plan.models["test-model"])
     assert built.http_client == http_client
-    client = built.make_client()
+    client = make_client(built)
     assert isinstance(client._client, openai.DefaultAioHttpClient) is (expected == "aiohttp")
     assert type(client._client).__name__ == f"DeadlineClient[{expected}]"
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval.config import BenchmarkEntry
-from pytest_jeval.dataset import DatasetLoadError, load_samples
 from pytest_jeval.judge_bench import make_judge_benchmark
 from pytest_jeval.judge_bench.bench_judge import score_of
 from pytest_jeval.judge_bench.benchmark import gold_item, judge_setup
-from pytest_jeval.judge_bench.registry import Judgment
+from pytest_jeval.scoring.judging.registry import Judgment
+from pytest_jeval.suite.config import BenchmarkEntry
+from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 
 ROWS = [
     {"id": "a1", "input": "Capital of France?", "output": "Paris", "expected": "paris", "gold": "yes", "subject": "geo"},

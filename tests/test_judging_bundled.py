@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from test_judging_support import KEY, JudgeScript, run_suite, suite_text
 
-from pytest_jeval.config import load_suite
-from pytest_jeval.dataset import load_samples
 from pytest_jeval.judge_bench import make_judge_benchmark
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.config import load_suite
+from pytest_jeval.suite.dataset import load_samples
+from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 if sys.version_info >= (3, 11):

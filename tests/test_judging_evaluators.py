@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval.engines.base import Reply, TokenLogprob
+from pytest_jeval.core.chat import Reply, TokenLogprob
 from pytest_jeval.judge_bench import CaseSpec, GoldItem, JudgeSetupError, evaluator_classes, get_evaluator
 from pytest_jeval.judge_bench.evaluators.code import json_equal, trajectory_similarity
 from pytest_jeval.judge_bench.evaluators.sql import QueryTimeout, build_database, has_top_level_order_by, run_query
 from pytest_jeval.judge_bench.evaluators.tool_calls import check_call, parse_calls
-from pytest_jeval.judge_bench.registry import EvaluatorError, Judgment
+from pytest_jeval.scoring.judging.registry import EvaluatorError, Judgment
 
 DATA = Path(__file__).resolve().parents[1] / "pytest_jeval" / "judge_bench" / "data"
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from pytest_jeval.engines.base import Reply, TokenLogprob
-from pytest_jeval.judge_bench.cases import CaseSpec, expected_level, probability_correct, round_half_up
-from pytest_jeval.judge_bench.probability import (
+from pytest_jeval.core.chat import Reply, TokenLogprob
+from pytest_jeval.scoring.judging.cases import CaseSpec, expected_level, probability_correct, round_half_up
+from pytest_jeval.scoring.judging.probability import (
     LOW_MASS_THRESHOLD,
     LabelSet,
     count_distribution,

@@ -152,8 +152,8 @@ def _drop_stale_submodule_attributes() -> None:
     """Forget package attributes that point at modules pytester has since removed from ``sys.modules``.
 
     pytester's in-process runs restore ``sys.modules`` afterwards but leave e.g.
-    ``pytest_jeval.collect`` set on the package, so a later ``from pytest_jeval import
-    collect`` would get the old module while ``from pytest_jeval.collect import ...``
+    ``pytest_jeval.session.collect`` set on the package, so a later ``from pytest_jeval import
+    collect`` would get the old module while ``from pytest_jeval.session.collect import ...``
     imports a new one.
     """
     for name, module in list(sys.modules.items()):

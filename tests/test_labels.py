@@ -19,8 +19,8 @@ import pytest
 from conftest import chat_requests
 
 from pytest_jeval.cli import main
-from pytest_jeval.config import SuiteError, parse_suite
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.config import SuiteError, parse_suite
+from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.testing.openai_server import (
     Answer,
     FakeOpenAIServer,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
+from pytest_jeval.agents.external.base import BACKENDS
+from pytest_jeval.calls.engines import ENGINES
 from pytest_jeval.cli import main
-from pytest_jeval.config import BACKEND_ALIASES, ENGINES, OPENAI_COMPATIBLE_ENGINES
-from pytest_jeval.external import base as external_base
+from pytest_jeval.suite.config import BACKEND_ALIASES, backend_names
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -28,28 +30,32 @@ def test_backends_and_engines_in_text_and_json(capsys: pytest.CaptureFixture[str
     code, out = run(capsys, "list")
     assert code == 0
     backends = section(out, "backends")
-    assert list(backends) == ["direct", "agent", "hermes", "openclaw", "command"]
+    assert list(backends) == ["direct", "agent", *BACKENDS.names()]
+    assert {"hermes", "openclaw", "command"} <= set(BACKENDS.names())
     assert backends["direct"][1:3] == ["jarvis-direct", "built-in"]
     assert backends["agent"][1:3] == ["jarvis-agent", "built-in"]
     assert all(backends[n][1:3] == ["-", "external agent"] for n in ("hermes", "openclaw", "command"))
     assert "Hermes Agent" in backends["hermes"][3] and "OpenClaw" in backends["openclaw"][3]
     engines = section(out, "engines")
-    assert list(engines) == list(ENGINES) and engines["vllm"][1] == "http://localhost:8000/v1"
+    assert list(engines) == ENGINES.names() and engines["vllm"][1] == "http://localhost:8000/v1"
     code, out = run(capsys, "list", "--json")
     data = json.loads(out)
-    assert {b["name"] for b in data["backends"]} == set(BACKEND_ALIASES.values())
+    assert {b["name"] for b in data["backends"]} == {*BACKEND_ALIASES.values(), *BACKENDS.names()}
     spellings = {a for b in data["backends"] for a in [b["name"], *b["aliases"]]}
-    assert spellings == set(BACKEND_ALIASES)  # every spelling a suite may use is listed once
+    assert spellings == set(backend_names())  # every spelling a suite may use is listed once
     assert all(b["description"] for b in data["backends"])
     assert [(e["name"], e["default_base_url"]) for e in data["engines"]] == [
-        (n, OPENAI_COMPATIBLE_ENGINES.get(n)) for n in ENGINES]
+        (n, e.default_base_url) for n, e in ENGINES.items()]
     assert data["benchmarks"] and data["evaluators"]  # the other catalogs are still there
 
 
 def test_an_agent_registered_by_a_plugin_is_listed(capsys: pytest.CaptureFixture[str],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    external_base.registered_agents()  # the built-in adapters first, so the patch below keeps them
-    monkeypatch.setitem(external_base._AGENTS, "my-agent", lambda entry: None)  # type: ignore[arg-type,return-value]
+                                                   request: pytest.FixtureRequest) -> None:
+    def my_agent(options: Any) -> Any:
+        return None
+
+    BACKENDS.register("my-agent", my_agent)
+    request.addfinalizer(lambda: BACKENDS.unregister("my-agent"))
     _code, out = run(capsys, "list", "--json")
     mine = next(b for b in json.loads(out)["backends"] if b["name"] == "my-agent")
     assert mine == {"name": "my-agent", "aliases": [], "kind": "external agent",

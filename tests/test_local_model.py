@@ -49,7 +49,7 @@ def test_identical_requests_on_one_server_answer_identically() -> None:
     """
     import openai
 
-    from pytest_jeval.engines.local import LocalServer
+    from pytest_jeval.calls.engines.local import LocalServer
 
     server = LocalServer(name="smollm2-135m")
     url = server.start()

@@ -10,7 +10,7 @@ import conftest
 import pytest
 import test_local_model
 
-import pytest_jeval.engines.local as local_engine
+import pytest_jeval.calls.engines.local as local_engine
 
 INNER = """
 import pytest

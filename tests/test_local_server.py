@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_jeval.engines.local_server import boundary_at_or_below, next_boundary, reuse_point
+from pytest_jeval.calls.engines.local_server import boundary_at_or_below, next_boundary, reuse_point
 
 
 @pytest.mark.parametrize(("n", "expected"), [(0, 0), (7, 0), (8, 8), (27, 24), (31, 24), (32, 32), (63, 32),
@@ -39,8 +39,8 @@ def test_an_identical_prompt_still_evaluates_its_last_piece() -> None:
 
 @pytest.fixture(scope="module")
 def model() -> object:
-    from pytest_jeval.engines.local import find_bundled_gguf
-    from pytest_jeval.engines.local_server import LocalModel
+    from pytest_jeval.calls.engines.local import find_bundled_gguf
+    from pytest_jeval.calls.engines.local_server import LocalModel
 
     return LocalModel(str(find_bundled_gguf()), name="smollm2-135m")
 
@@ -62,8 +62,8 @@ def test_prompt_evaluation_uses_the_generation_thread_count(model: object) -> No
 @pytest.mark.local_model
 def test_the_chat_template_start_is_reused_and_answers_do_not_change(model: object) -> None:
     """After other prompts, the same request reuses whole cached pieces and answers exactly as the first time."""
-    from pytest_jeval.engines.local import find_bundled_gguf
-    from pytest_jeval.engines.local_server import LocalModel
+    from pytest_jeval.calls.engines.local import find_bundled_gguf
+    from pytest_jeval.calls.engines.local_server import LocalModel
 
     ask = "Write one sentence about the sea and the sky."
     fresh = LocalModel(str(find_bundled_gguf()), name="fresh")

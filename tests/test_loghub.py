@@ -20,8 +20,8 @@ from bench_support import serve
 
 from pytest_jeval.benchmarks import _loghub_gen as gen
 from pytest_jeval.benchmarks import bench_loghub as lh
-from pytest_jeval.dataset import DatasetLoadError, load_samples
-from pytest_jeval.sample import Sample
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 
 BUNDLED = Path(lh.__file__).resolve().parent / "data" / "loghub.jsonl"
 HDFS_COLUMNS = ["LineId", "Date", "Time", "Pid", "Level", "Component", "Content", "EventId", "EventTemplate"]

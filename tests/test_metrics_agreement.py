@@ -1,11 +1,11 @@
-"""pytest_jeval.metrics: Cohen's kappa and run-to-run consistency."""
+"""pytest_jeval.scoring.metrics: Cohen's kappa and run-to-run consistency."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pytest_jeval.metrics import cohen_kappa, consistency
+from pytest_jeval.scoring.metrics import cohen_kappa, consistency
 
 SEEDS = range(15)
 SCALE = [0, 1, 2, 3, 4]

@@ -1,4 +1,4 @@
-"""pytest_jeval.metrics: expected calibration error, reliability bins, Brier score."""
+"""pytest_jeval.scoring.metrics: expected calibration error, reliability bins, Brier score."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pytest_jeval.metrics import brier_score, expected_calibration_error, reliability_bins
+from pytest_jeval.scoring.metrics import brier_score, expected_calibration_error, reliability_bins
 
 SEEDS = range(15)
 TOL = 1e-9

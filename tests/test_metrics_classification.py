@@ -1,4 +1,4 @@
-"""pytest_jeval.metrics: accuracy, confusion matrix, precision/recall/F1, MAE.
+"""pytest_jeval.scoring.metrics: accuracy, confusion matrix, precision/recall/F1, MAE.
 
 Reference values come from scikit-learn 1.9.1 (a dev-only dependency) on
 seeded random inputs, and from small hand-worked cases.
@@ -9,7 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_jeval.metrics import accuracy, confusion_matrix, mean_absolute_error, precision_recall_f1, signed_mean_error
+from pytest_jeval.scoring.metrics import (
+    accuracy,
+    confusion_matrix,
+    mean_absolute_error,
+    precision_recall_f1,
+    signed_mean_error,
+)
 
 SEEDS = range(15)
 TOL = 1e-9

@@ -1,4 +1,4 @@
-"""pytest_jeval.metrics: Wilson and bootstrap intervals, McNemar's test, metric_stats."""
+"""pytest_jeval.scoring.metrics: Wilson and bootstrap intervals, McNemar's test, metric_stats."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_jeval.metrics import McNemarResult, accuracy, bootstrap_interval, mcnemar, metric_stats, wilson_interval
+from pytest_jeval.scoring.metrics import (
+    McNemarResult,
+    accuracy,
+    bootstrap_interval,
+    mcnemar,
+    metric_stats,
+    wilson_interval,
+)
 
 # -- Wilson ------------------------------------------------------------------------
 

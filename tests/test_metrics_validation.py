@@ -1,4 +1,4 @@
-"""pytest_jeval.metrics: every metric rejects empty and mismatched input with ValueError."""
+"""pytest_jeval.scoring.metrics: every metric rejects empty and mismatched input with ValueError."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import pytest_jeval.metrics as metrics
-from pytest_jeval.metrics import (
+import pytest_jeval.scoring.metrics as metrics
+from pytest_jeval.scoring.metrics import (
     accuracy,
     bootstrap_interval,
     brier_score,

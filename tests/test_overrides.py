@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from conftest import SECRET, JevalProject, chat_requests
 
-from pytest_jeval.config import SuiteError
-from pytest_jeval.overrides import OverrideError, parse_override
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.config import SuiteError
+from pytest_jeval.suite.overrides import OverrideError, parse_override
+from pytest_jeval.suite.plan import EvalPlan
 
 SUITE = """
 [meta]
@@ -98,7 +98,7 @@ def test_overrides_apply_in_order_and_leave_the_rest_of_the_file_alone(tmp_path:
 
 
 def test_a_selector_names_the_label_of_an_entry_that_has_one(tmp_path: Path) -> None:
-    from pytest_jeval.overrides import apply_overrides, parse_overrides
+    from pytest_jeval.suite.overrides import apply_overrides, parse_overrides
 
     data: dict[str, Any] = {"benchmarks": [{"name": "gpqa", "label": "diamond"}, {"name": "gpqa", "label": "main"}]}
     applied = apply_overrides(data, parse_overrides(["benchmarks.main.max_samples=5"]))

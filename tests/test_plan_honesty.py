@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.plan import EvalPlan
 
 
 def test_resolved_database_lives_on_the_plan_not_the_suite(tmp_path: Path) -> None:

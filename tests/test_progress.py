@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import JevalProject
 
-from pytest_jeval.results.progress import progress_text
+from pytest_jeval.session.progress import progress_text
 
 
 @pytest.mark.parametrize(("args", "line"), [

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.catalog import CatalogError, builtin_benchmarks, builtin_index, package_index
 from pytest_jeval.judge_bench import CodeEvaluator, evaluator_classes, register
-from pytest_jeval.judge_bench.cases import CASE_KINDS
-from pytest_jeval.judge_bench.registry import check_evaluator, check_scale
+from pytest_jeval.scoring.judging.cases import CASE_KINDS
+from pytest_jeval.scoring.judging.registry import check_evaluator, check_scale
 from pytest_jeval.scoring.registry import scorer_names
+from pytest_jeval.suite.catalog import CatalogError, builtin_benchmarks, builtin_index, package_index
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 KEY = "sk-registry-test-key"

@@ -29,10 +29,10 @@ import aiohttp
 import pytest
 from conftest import REPO, JevalProject
 
-from pytest_jeval.metrics import confusion_matrix, reliability_bins
 from pytest_jeval.report import load_result, write_report
-from pytest_jeval.report._data import judge_view
+from pytest_jeval.results.reader import judge_view
 from pytest_jeval.results.summary import read_records
+from pytest_jeval.scoring.metrics import confusion_matrix, reliability_bins
 
 DATA = Path(__file__).parent / "data" / "results"
 FIXTURES = [DATA / "quickstart_model-a.jsonl", DATA / "quickstart_model-b.jsonl", DATA / "halueval-judge_judge-a.jsonl"]

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from bench_support import DATA, MODEL, serve
 
-from pytest_jeval.catalog import builtin_benchmarks
 from pytest_jeval.cli import main
 from pytest_jeval.cli._rescore import rescore_record
 from pytest_jeval.scoring.registry import call_scorer, get_scorer, scorer_names
+from pytest_jeval.suite.catalog import builtin_benchmarks
 from pytest_jeval.testing.openai_server import Fault
 
 Answer = Callable[[str], str]

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval.agent import Episode, HarnessError, ToolCallRecord, ToolContext, ToolError
-from pytest_jeval.benchmarks import bench_retail
-from pytest_jeval.benchmarks._retail import (
+from pytest_jeval.agents import Episode, HarnessError, ToolCallRecord, ToolContext, ToolError
+from pytest_jeval.benchmarks.retail import (
     DB_PATH,
     POLICY,
     STOP,
@@ -25,6 +24,7 @@ from pytest_jeval.benchmarks._retail import (
     WRITE_TOOLS,
     LLMUser,
     ScriptedUser,
+    bench_retail,
     call_tool,
     db_hash,
     fresh_db,
@@ -36,10 +36,10 @@ from pytest_jeval.benchmarks._retail import (
     task_samples,
     to_sample,
 )
-from pytest_jeval.benchmarks._retail.users import USER_SYSTEM
-from pytest_jeval.dataset import DatasetLoadError, load_samples
-from pytest_jeval.engines.base import Messages, Reply
-from pytest_jeval.sample import Sample
+from pytest_jeval.benchmarks.retail.users import USER_SYSTEM
+from pytest_jeval.core.chat import Messages, Reply
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ScriptStep, ToolCallSpec, script_responder, tool_answer
 
 TASKS_PATH = DB_PATH.parent / "tasks.jsonl"
@@ -356,7 +356,7 @@ def test_bad_task_rows_are_refused(tmp_path: Path, change: dict[str, Any], match
 
 
 def load_context() -> Any:
-    from pytest_jeval.benchmark import LoadContext
+    from pytest_jeval.core.benchmark import LoadContext
 
     return LoadContext(benchmark="retail", subset=None, seed=0, data_dir=None)
 

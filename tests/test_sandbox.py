@@ -18,7 +18,6 @@ import pytest
 
 from pytest_jeval.sandbox import (
     ExecResult,
-    _isolation,
     build_humaneval_program,
     check_humaneval,
     execution_reason,
@@ -27,6 +26,7 @@ from pytest_jeval.sandbox import (
     run_python,
     score_execution,
 )
+from pytest_jeval.sandbox import plans as _isolation
 
 LINUX = sys.platform.startswith("linux")
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

@@ -24,7 +24,8 @@ import pytest
 from pytest_jeval import LoadContext
 from pytest_jeval.benchmarks import bench_coding_assistant as ca
 from pytest_jeval.benchmarks import bench_livecodebench as lcb
-from pytest_jeval.sandbox import _files, check_humaneval, execution_reason, isolation, run_many, run_python
+from pytest_jeval.sandbox import check_humaneval, execution_reason, isolation, run_many, run_python
+from pytest_jeval.sandbox import files as _files
 
 HERE = pathlib.Path(__file__).resolve().parent
 LCB_FILE = HERE / "data" / "livecodebench" / "code_generation_lite_sample.jsonl"
@@ -415,7 +416,7 @@ def test_sandbox_dies_with_the_runner(
     import signal
     import time
 
-    from pytest_jeval.sandbox import _isolation
+    from pytest_jeval.sandbox import plans as _isolation
 
     if plan != "strongest":
         wanted = [p for p in _isolation.candidate_plans() if p.name == plan]
@@ -463,7 +464,7 @@ def test_concurrent_runs_have_distinct_identities() -> None:
     barrier = threading.Barrier(3)
 
     def host_uid() -> object:
-        from pytest_jeval.sandbox import _isolation
+        from pytest_jeval.sandbox import plans as _isolation
 
         with _isolation.run_identity(_isolation.current_plan()) as owner:
             barrier.wait(timeout=10)

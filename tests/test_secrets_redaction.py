@@ -19,13 +19,12 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from pytest_jeval import redact as redact_mod
-from pytest_jeval.config import parse_suite
-from pytest_jeval.engines.base import EndpointError
-from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
-from pytest_jeval.redact import MARKER, redact, redact_record, register, unregister
-from pytest_jeval.redact_plugin import RedactionPlugin
-from pytest_jeval.runner.callproc import ProcessCallScheduler, helper_environment
+from pytest_jeval.calls.callproc import ProcessCallScheduler, helper_environment
+from pytest_jeval.core import redact as redact_mod
+from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError
+from pytest_jeval.core.redact import MARKER, redact, redact_record, register, unregister
+from pytest_jeval.session.redaction import RedactionPlugin
+from pytest_jeval.suite.config import parse_suite
 from pytest_jeval.testing.openai_server import EchoAuthorization, FakeOpenAIServer, last_user_message
 
 # None of the keys has a provider shape (sk-...): only the registry can catch them.
@@ -139,7 +138,7 @@ def test_reprs_of_fixture_values_hold_no_key(tmp_path: Path, monkeypatch: pytest
         [[benchmarks]]
         name = "gsm8k"
     """), tmp_path / "suite.toml")
-    from pytest_jeval.client import ModelClient
+    from pytest_jeval.calls.client import ModelClient
 
     endpoint = Endpoint("http://127.0.0.1:9/v1", SecretStr(ENV_KEY))
     client = ModelClient("m", endpoint=endpoint, submit=lambda e, r: None, temperature=0.0, max_tokens=8)  # type: ignore[arg-type,return-value]
@@ -151,9 +150,9 @@ def test_reprs_of_fixture_values_hold_no_key(tmp_path: Path, monkeypatch: pytest
 def test_call_errors_and_replies_are_redacted_at_the_source(tmp_path: Path) -> None:
     """With nothing registered (as in the call helper), the endpoint's own key is cut out of the
     error text and the reply before the cache or the caller sees them."""
-    from pytest_jeval.engines.base import EndpointError
-    from pytest_jeval.runner.cache import ResponseCache
-    from pytest_jeval.runner.scheduler import CallScheduler
+    from pytest_jeval.calls.cache import ResponseCache
+    from pytest_jeval.calls.scheduler import CallScheduler
+    from pytest_jeval.core.chat import EndpointError
 
     assert ENV_KEY not in redact_mod.known_keys()
     echoes = {"error": EchoAuthorization(401), "reply": EchoAuthorization(200, "got {authorization}")}
@@ -206,7 +205,7 @@ def _proc_bytes(pid: int, name: str) -> bytes:
 
 
 def test_other_children_get_the_environment_without_keys(registered: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_jeval.redact import environment_without_keys
+    from pytest_jeval.core.redact import environment_without_keys
 
     env = environment_without_keys({
         "PATH": "/usr/bin", "OMP_NUM_THREADS": "2", "CUDA_VISIBLE_DEVICES": "0", "MY_SERVICE_TOKEN": "t",

@@ -19,8 +19,8 @@ import pytest
 from conftest import SECRET, GsmScript, gsm_rows
 from pydantic import SecretStr
 
-from pytest_jeval.engines.openai_compat import Endpoint
-from pytest_jeval.runner.callproc import ProcessCallScheduler
+from pytest_jeval.calls.callproc import ProcessCallScheduler
+from pytest_jeval.core.chat import Endpoint
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
 SUITE = """
@@ -45,7 +45,7 @@ data_files = "gsm.jsonl"
 OBSERVE = """
 import gc, json, sys
 import pytest
-from pytest_jeval._keys import runtime_key
+from pytest_jeval.session.keys import runtime_key
 
 seen = {}
 
@@ -167,8 +167,8 @@ def test_the_helper_checks_each_endpoint() -> None:
 
 
 def test_the_early_bound_is_cheap_and_capped(tmp_path: Path, test_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_jeval.plan import EvalPlan
-    from pytest_jeval.runtime import AUTO_PROCESS_MIN_CALLS, early_bound
+    from pytest_jeval.session.runtime import AUTO_PROCESS_MIN_CALLS, early_bound
+    from pytest_jeval.suite.plan import EvalPlan
 
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
     rows = gsm_rows(test_data, 12)

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval.benchmarks import bench_terminal_lite as bench
-from pytest_jeval.dataset import load_samples
+from pytest_jeval.benchmarks._terminal.tasks import load_task, solution_blocks
+from pytest_jeval.benchmarks.terminal_lite import bench_terminal_lite as bench
 from pytest_jeval.scoring.registry import call_scorer
-from pytest_jeval.terminal.tasks import load_task, solution_blocks
+from pytest_jeval.suite.dataset import load_samples
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 from tests.terminal_support import TASKS_DIR, ensure_rootfs
 

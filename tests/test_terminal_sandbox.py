@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.terminal import rootfs as rootfs_mod
-from pytest_jeval.terminal.providers import (
+from pytest_jeval.sandbox.shell import rootfs as rootfs_mod
+from pytest_jeval.sandbox.shell.providers import (
     BubblewrapProvider,
     ProviderUnavailable,
     Sandbox,

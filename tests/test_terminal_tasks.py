@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from pytest_jeval import LoadContext
-from pytest_jeval.benchmarks import bench_terminal_lite as bench
-from pytest_jeval.sample import Sample
-from pytest_jeval.terminal.tasks import load_task, solution_blocks
+from pytest_jeval.benchmarks._terminal.tasks import load_task, solution_blocks
+from pytest_jeval.benchmarks.terminal_lite import bench_terminal_lite as bench
+from pytest_jeval.core.sample import Sample
 from tests.terminal_support import TASKS_DIR, ensure_rootfs
 
 TASK_IDS = sorted(p.name for p in TASKS_DIR.iterdir())

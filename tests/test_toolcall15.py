@@ -15,21 +15,21 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval.agent import Episode, ToolCallRecord, ToolContext, ToolError
-from pytest_jeval.benchmarks import bench_toolcall15 as bench
-from pytest_jeval.benchmarks._toolcall15.rules import contains_phrase, numbers_in, parse_check
-from pytest_jeval.benchmarks._toolcall15.world import TOOLS, World
-from pytest_jeval.dataset import DatasetLoadError, load_samples
-from pytest_jeval.engines.base import Reply, ToolCall
-from pytest_jeval.sample import Sample
+from pytest_jeval.agents import Episode, ToolCallRecord, ToolContext, ToolError
+from pytest_jeval.benchmarks.toolcall15 import bench_toolcall15 as bench
+from pytest_jeval.benchmarks.toolcall15.rules import contains_phrase, numbers_in, parse_check
+from pytest_jeval.benchmarks.toolcall15.world import TOOLS, World
+from pytest_jeval.core.chat import Reply, ToolCall
+from pytest_jeval.core.sample import Sample
 from pytest_jeval.scoring.registry import call_scorer
+from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 
 Calls = list[tuple[str, dict[str, Any]]]
 Play = list[Calls | str]
 """A scripted model: per turn either the tool calls it makes or its final answer."""
 
-DATA = Path(bench.__file__).parent / "data" / "toolcall15" / "scenarios.jsonl"
+DATA = Path(bench.__file__).parent / "data" / "scenarios.jsonl"
 
 EMAIL_Q1 = {"to": "dana.whitfield@example.com", "subject": "Q1 headline",
             "body": "Headline: revenue grew 12% year over year to $4.8M."}

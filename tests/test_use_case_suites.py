@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.plan import EvalPlan
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 CORE = ("coding_assistant", "security_scanner", "daily_digest", "doc_qa", "browser_assistant")
@@ -59,7 +59,7 @@ def test_the_cloud_suite_resolves_six_models_to_their_providers_and_keys(cloud_k
 
 
 def test_the_cloud_suite_refuses_to_start_without_its_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from pytest_jeval.config import SuiteError
+    from pytest_jeval.suite.config import SuiteError
 
     for name in CLOUD_KEYS:
         monkeypatch.delenv(name, raising=False)

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from results_support import KEY, MODELS, Project, Script, project, snapshot  # noqa: F401
 
-from pytest_jeval.config import SuiteError, parse_suite
-from pytest_jeval.engines.base import Reply
-from pytest_jeval.results.files import UnsafePathError
-from pytest_jeval.runner.cache import ResponseCache
+from pytest_jeval.calls.cache import ResponseCache
+from pytest_jeval.core.chat import Reply
+from pytest_jeval.core.files import UnsafePathError
+from pytest_jeval.suite.config import SuiteError, parse_suite
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer
 
 

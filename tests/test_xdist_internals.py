@@ -1,7 +1,7 @@
 """The pytest-xdist internals pytest-jeval relies on; these fail loudly when a new xdist changes them.
 
 * ``xdist.remote.WorkerInteractor.torun``: the worker's queue of upcoming item indices,
-  with a ``lock()`` context manager yielding a deque (:func:`pytest_jeval.prefetch.upcoming`);
+  with a ``lock()`` context manager yielding a deque (:func:`pytest_jeval.session.prefetch.upcoming`);
 * ``config.workerinput`` on a worker (the local model URL, the worker count) and
   ``config.workeroutput`` / ``node.workeroutput`` (call statistics, fully selected pairs).
 """
@@ -21,7 +21,7 @@ from conftest import JevalProject
 
 def test_worker_interactor_has_a_lockable_torun_queue() -> None:
     source = inspect.getsource(xdist.remote.WorkerInteractor.__init__)
-    assert "self.torun = " in source, "xdist's WorkerInteractor no longer has .torun: fix pytest_jeval.prefetch"
+    assert "self.torun = " in source, "xdist's WorkerInteractor no longer has .torun: fix pytest_jeval.session.prefetch"
     queue = xdist.remote.TestQueue(execnet.gateway_base.get_execmodel("thread"))  # what WorkerInteractor.torun is
     queue.put(3)
     queue.put(5)
@@ -34,7 +34,7 @@ def test_workers_prefetch_a_window_and_report_their_stats(jeval_project: JevalPr
     p.pytester.makeconftest(textwrap.dedent("""
         import json, os
         import pytest
-        from pytest_jeval.prefetch import upcoming
+        from pytest_jeval.session.prefetch import upcoming
 
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtest_protocol(item, nextitem):
@@ -52,7 +52,7 @@ def test_workers_prefetch_a_window_and_report_their_stats(jeval_project: JevalPr
     assert files and all(f.name in ("window-gw0.jsonl", "window-gw1.jsonl") for f in files)
     seen = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert len(seen) == 10
-    assert all(found for found, _ in seen), "xdist's WorkerInteractor has no .torun: fix pytest_jeval.prefetch"
+    assert all(found for found, _ in seen), "xdist's WorkerInteractor has no .torun: fix pytest_jeval.session.prefetch"
     windows = [window for _, window in seen]
     assert max(windows) > 2, f"xdist workers saw no upcoming items (torun empty?): {windows}"
     # the controller makes no calls under xdist: these statistics came through workeroutput

@@ -200,7 +200,7 @@ def exec_workers(config: Any = None) -> int:
     """``[run] max_exec_workers`` of the running suite, else the number of CPU cores."""
     value = None
     if config is not None:
-        from pytest_jeval.collect import plan_key
+        from pytest_jeval.session.collect import plan_key
 
         plan = config.stash.get(plan_key, None)
         if plan is not None:

@@ -27,8 +27,8 @@ from typing import Any
 
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score
-from pytest_jeval.sample import Sample
-from pytest_jeval.score import Score
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.core.score import Score
 from pytest_jeval.scoring.text import normalize_text
 
 WEIGHTS = {"coverage": 0.5, "exclusion": 0.3, "order": 0.2}

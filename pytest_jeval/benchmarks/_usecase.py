@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
-from pytest_jeval.score import Score
+from pytest_jeval.core.score import Score
 
 _LABEL = r"^[ \t>*_#\-]*{name}[ \t*_]*[:=][ \t*_]*(?P<value>.*)$"
 

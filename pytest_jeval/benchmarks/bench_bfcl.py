@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Sample, Score
-from pytest_jeval.agent import AgentSpec, Episode, Tool, spec_tool
-from pytest_jeval.agent.tools import check_name
-from pytest_jeval.dataset import DatasetLoadError
+from pytest_jeval.agents import AgentSpec, Episode, Tool, spec_tool
+from pytest_jeval.agents.tool import check_name
 from pytest_jeval.judge_bench.evaluators.tool_calls import Call, match_calls
+from pytest_jeval.scoring.registry import metadata_of, register_scorer
+from pytest_jeval.suite.dataset import DatasetLoadError
 
 PACKAGE = "bfcl_eval"
 """The import name of the ``bfcl-eval`` distribution."""
@@ -301,3 +302,11 @@ BENCHMARK = Benchmark(
 def test_bfcl(sample: Sample, episode: Episode, score: Any) -> None:
     """The reply's tool calls match the gold calls (BFCL rules), or there is none for an irrelevant question."""
     score(score_bfcl(sample, episode))
+
+
+@register_scorer("bfcl", needs_sample=True)
+def record_bfcl(record: dict[str, Any], sample: Sample) -> Score:
+    """BFCL's AST rules on the stored calls (``extracted``) against the sample's gold and function docs."""
+
+    bad = metadata_of(record).get("bad_arguments")
+    return score_calls(sample, record_calls(record), bad if isinstance(bad, str) else None)

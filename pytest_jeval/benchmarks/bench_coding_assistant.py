@@ -37,6 +37,7 @@ from pytest_jeval.benchmarks._codeexec import (
     summarize_code,
 )
 from pytest_jeval.sandbox import ExecResult, run_harness
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 #: Wall-clock seconds for one item's whole test run.
 TIMEOUT = 10.0
@@ -174,3 +175,11 @@ def test_coding_assistant(sample: Sample, response: Reply, score: Any, request: 
     (result,) = run_jobs([lambda: score_fix(response.text, sample)], exec_workers(request.config))
     assert result is not None
     score(result)
+
+
+@register_scorer("coding_assistant", needs_sample=True)
+def record_coding_assistant(record: dict[str, Any], sample: Sample) -> Score:
+    """coding_assistant: the visible and hidden tests, in the sandbox."""
+
+    result: Score = score_fix(answer_of(record), sample)
+    return result

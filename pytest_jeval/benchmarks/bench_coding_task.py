@@ -27,6 +27,7 @@ from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._codeexec import defines, exec_workers, extract_code, run_jobs, summarize_code
 from pytest_jeval.benchmarks.bench_coding_assistant import harness_job, judge_run, list_tests
 from pytest_jeval.sandbox import run_harness
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 #: Wall-clock seconds for one task's whole test run.
 TIMEOUT = 10.0
@@ -130,3 +131,11 @@ def test_coding_task(sample: Sample, response: Reply, score: Any, request: pytes
     (result,) = run_jobs([lambda: score_task(response.text, sample)], exec_workers(request.config))
     assert result is not None
     score(result)
+
+
+@register_scorer("coding_task", needs_sample=True)
+def record_coding_task(record: dict[str, Any], sample: Sample) -> Score:
+    """coding_task: the hidden tests, in the sandbox."""
+
+    result: Score = score_task(answer_of(record), sample)
+    return result

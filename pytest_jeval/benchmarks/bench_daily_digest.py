@@ -28,6 +28,7 @@ from typing import Any
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._digest import check_items, render_calendar, render_tasks, score_briefing
 from pytest_jeval.benchmarks._usecase import summarize_composite
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 PROMPT = """You are the assistant of {person}.
 Write {first}'s digest for {weekday} {date}: what {first} must attend and do today.
@@ -98,3 +99,11 @@ BENCHMARK = Benchmark(
 def test_daily_digest(sample: Sample, response: Reply, score: Any) -> None:
     """Correct iff the composite score reaches the threshold."""
     score(score_digest(response.text, sample))
+
+
+@register_scorer("daily_digest", needs_sample=True)
+def record_daily_digest(record: dict[str, Any], sample: Sample) -> Score:
+    """daily_digest: required items, distractors absent, time order."""
+
+    result: Score = score_digest(answer_of(record), sample)
+    return result

@@ -32,6 +32,7 @@ from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._citations import set_f1
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score, labelled_field, summarize_composite
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 from pytest_jeval.scoring.text import normalize_text
 
 WEIGHTS = {"answer": 0.6, "citation": 0.4}
@@ -176,3 +177,11 @@ BENCHMARK = Benchmark(
 def test_doc_qa(sample: Sample, response: Reply, score: Any) -> None:
     """Correct iff the composite score reaches the threshold."""
     score(score_doc_qa(response.text, sample))
+
+
+@register_scorer("doc_qa", needs_sample=True)
+def record_doc_qa(record: dict[str, Any], sample: Sample) -> Score:
+    """doc_qa: answer match and citation F1."""
+
+    result: Score = score_doc_qa(answer_of(record), sample)
+    return result

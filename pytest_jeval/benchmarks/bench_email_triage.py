@@ -30,6 +30,7 @@ from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._usecase import before_label, composite_score, labelled_field, summarize_composite
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 WEIGHTS = {"category": 0.4, "priority": 0.3, "draft": 0.3}
 THRESHOLD = 0.75
@@ -194,3 +195,11 @@ BENCHMARK = Benchmark(
 def test_email_triage(sample: Sample, response: Reply, score: Any) -> None:
     """Correct iff the composite score reaches the threshold."""
     score(score_triage(response.text, sample))
+
+
+@register_scorer("email_triage", needs_sample=True)
+def record_email_triage(record: dict[str, Any], sample: Sample) -> Score:
+    """email_triage: category, priority and draft elements."""
+
+    result: Score = score_triage(answer_of(record), sample)
+    return result

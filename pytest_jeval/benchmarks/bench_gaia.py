@@ -38,10 +38,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
-from pytest_jeval.agent import AgentSpec
+from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
+from pytest_jeval.agents import AgentSpec
 from pytest_jeval.scoring.gaia import score_gaia
 from pytest_jeval.scoring.llm_judge.prompts import judge_structured
+from pytest_jeval.scoring.registry import answer_of, judged, register_scorer, sample_of
 
 SNAPSHOT_ENV = "JEVAL_GAIA_SNAPSHOT_DIR"
 TEXT_SUFFIXES = {".txt", ".csv", ".tsv", ".json", ".jsonl", ".jsonld", ".md", ".py", ".xml", ".html", ".htm",
@@ -192,3 +193,11 @@ BENCHMARK = Benchmark(
 def test_gaia(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The final answer matches the gold (normalised), or the judge says it does."""
     score(score_gaia_with_fallback(sample, response.text, judge))
+
+
+@register_scorer("gaia", uses_judge=True)
+def record_gaia(record: dict[str, Any], reparse_judge: bool = False) -> Score:
+    """GAIA's normalised exact match of the final answer; the judge may overturn a mismatch."""
+
+    sample, answer = sample_of(record), answer_of(record)
+    return judged(record, reparse_judge, lambda judge: score_gaia_with_fallback(sample, answer, judge))

@@ -32,6 +32,7 @@ from typing import Any
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
 from pytest_jeval.scoring.llm_judge.prompts import structured_score
 from pytest_jeval.scoring.mcq import extract_choice_letter
+from pytest_jeval.scoring.registry import answer_of, judged, register_scorer
 from pytest_jeval.scoring.text import exact_match
 
 EXACT_FORMAT = (
@@ -124,3 +125,11 @@ BENCHMARK = Benchmark(
 def test_hle(sample: Sample, response: Reply, judge: ModelClient | None, score: Any) -> None:
     """The answer matches the gold (fast path) or the judge says it does."""
     score(score_hle(sample, response.text, judge))
+
+
+@register_scorer("hle", needs_sample=True, uses_judge=True)
+def record_hle(record: dict[str, Any], sample: Sample, reparse_judge: bool = False) -> Score:
+    """HLE: the letter / exact-match fast path, then the structured judge verdict."""
+
+    answer = answer_of(record)
+    return judged(record, reparse_judge, lambda judge: score_hle(sample, answer, judge))

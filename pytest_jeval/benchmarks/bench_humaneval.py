@@ -32,6 +32,7 @@ from pytest_jeval.benchmarks._codeexec import (
     summarize_code,
 )
 from pytest_jeval.sandbox import check_humaneval, score_execution
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 #: Wall-clock seconds for one problem's check (the CPU limit follows it).
 TIMEOUT = 10.0
@@ -98,3 +99,11 @@ def test_humaneval(sample: Sample, response: Reply, score: Any, request: pytest.
     (result,) = run_jobs([lambda: score_humaneval(response.text, sample)], workers)
     assert result is not None
     score(result)
+
+
+@register_scorer("humaneval", needs_sample=True)
+def record_humaneval(record: dict[str, Any], sample: Sample) -> Score:
+    """HumanEval: ``check(entry_point)`` on the extracted code, in the sandbox."""
+
+    result: Score = score_humaneval(answer_of(record), sample)
+    return result

@@ -41,7 +41,9 @@ import pytest
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._codeexec import exec_workers, run_jobs
-from pytest_jeval.dataset import DatasetLoadError
+from pytest_jeval.scoring.registry import answer_of, register_scorer
+from pytest_jeval.suite.catalog import builtin_index
+from pytest_jeval.suite.dataset import DatasetLoadError
 from pytest_jeval.telemetry.efficiency import summary_ipj, summary_ipw
 
 #: The source sets of the mix, in order.
@@ -52,7 +54,7 @@ PER_SOURCE = 10
 
 
 def _source_benchmark(name: str) -> tuple[Benchmark, Any]:
-    module = importlib.import_module(f"pytest_jeval.benchmarks.bench_{name}")
+    module = importlib.import_module(builtin_index()[name])
     bench = module.BENCHMARK
     assert isinstance(bench, Benchmark) and bench.name == name
     return bench, module
@@ -67,7 +69,7 @@ def positions(n: int, k: int = PER_SOURCE) -> list[int]:
 
 def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterable[dict[str, Any]]:
     """The mix: each source's bundled samples, drawn by :func:`positions`, as plain rows."""
-    from pytest_jeval.dataset import load_samples
+    from pytest_jeval.suite.dataset import load_samples
 
     if files:
         raise DatasetLoadError("ipw draws a fixed mix from the bundled sets; remove data_files from its entry")
@@ -186,3 +188,11 @@ def test_ipw(sample: Sample, response: Reply, score: Any, request: pytest.Fixtur
     (result,) = run_jobs([lambda: score_item(response.text, sample)], exec_workers(request.config))
     assert result is not None
     score(result)
+
+
+@register_scorer("ipw", needs_sample=True)
+def record_ipw(record: dict[str, Any], sample: Sample) -> Score:
+    """ipw: the item's source scorer."""
+
+    result: Score = score_item(answer_of(record), sample)
+    return result

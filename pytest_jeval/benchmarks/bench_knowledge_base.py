@@ -34,6 +34,7 @@ from pytest_jeval.benchmarks._citations import ids_in, set_f1, strip_brackets
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score, labelled_field, summarize_composite
 from pytest_jeval.benchmarks.bench_doc_qa import answer_correct
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 WEIGHTS = {"answer": 0.6, "retrieval": 0.4}
 THRESHOLD = 0.75
@@ -120,3 +121,11 @@ BENCHMARK = Benchmark(
 def test_knowledge_base(sample: Sample, response: Reply, score: Any) -> None:
     """Correct iff the composite score reaches the threshold."""
     score(score_knowledge_base(response.text, sample))
+
+
+@register_scorer("knowledge_base", needs_sample=True)
+def record_knowledge_base(record: dict[str, Any], sample: Sample) -> Score:
+    """knowledge_base: answer match and retrieved-document F1."""
+
+    result: Score = score_knowledge_base(answer_of(record), sample)
+    return result

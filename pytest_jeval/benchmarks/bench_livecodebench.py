@@ -57,6 +57,7 @@ from pytest_jeval.benchmarks._codeexec import (
     summarize_code,
 )
 from pytest_jeval.sandbox import ExecResult, decode_value, encode_value, run_harness, run_python
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 #: Wall-clock seconds per test case (LiveCodeBench's own default is 6).
 TIMEOUT = 6.0
@@ -375,3 +376,12 @@ def test_livecodebench(sample: Sample, response: Reply, score: Any, request: pyt
     """Correct iff the extracted program passes every public and private test case."""
     score(score_livecodebench(response.text, sample, workers=exec_workers(request.config)))
 
+
+@register_scorer("livecodebench", needs_sample=True, runs_code=True)
+def record_livecodebench(record: dict[str, Any], sample: Sample, workers: int | None = None) -> Score:
+    """LiveCodeBench: the public and private tests, in the sandbox (``workers`` at once; default
+    the run's default, one per CPU core)."""
+    from pytest_jeval.benchmarks._codeexec import exec_workers
+
+    result: Score = score_livecodebench(answer_of(record), sample, workers=workers or exec_workers())
+    return result

@@ -42,8 +42,9 @@ from typing import Any
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import labelled_field
-from pytest_jeval.dataset import DatasetLoadError
-from pytest_jeval.metrics import precision_recall_f1
+from pytest_jeval.scoring.metrics import precision_recall_f1
+from pytest_jeval.scoring.registry import answer_of, register_scorer
+from pytest_jeval.suite.dataset import DatasetLoadError
 
 LABELS = ("anomalous", "normal")
 #: Lines per window of a labelled structured CSV.
@@ -313,3 +314,11 @@ BENCHMARK = Benchmark(
 def test_loghub(sample: Sample, response: Reply, score: Any) -> None:
     """Correct iff the verdict matches the window's label."""
     score(score_loghub(response.text, sample))
+
+
+@register_scorer("loghub", needs_sample=True)
+def record_loghub(record: dict[str, Any], sample: Sample) -> Score:
+    """loghub: the ANOMALY / NORMAL verdict against the window's label."""
+
+    result: Score = score_loghub(answer_of(record), sample)
+    return result

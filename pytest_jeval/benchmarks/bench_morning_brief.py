@@ -24,6 +24,7 @@ from typing import Any
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._digest import check_items, render_calendar, render_tasks, score_briefing
 from pytest_jeval.benchmarks._usecase import summarize_composite
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 PROMPT = """You are the assistant of {person}. It is {now} on {weekday} {date}.
 Write {first}'s brief for this morning (until 12:00).
@@ -101,3 +102,11 @@ BENCHMARK = Benchmark(
 def test_morning_brief(sample: Sample, response: Reply, score: Any) -> None:
     """Correct iff the composite score reaches the threshold and the brief is within the word limit."""
     score(score_brief(response.text, sample))
+
+
+@register_scorer("morning_brief", needs_sample=True)
+def record_morning_brief(record: dict[str, Any], sample: Sample) -> Score:
+    """morning_brief: daily_digest's composite times the length factor."""
+
+    result: Score = score_brief(answer_of(record), sample)
+    return result

@@ -13,6 +13,7 @@ from typing import Any
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.scoring.mcq import score_choice
 from pytest_jeval.scoring.numeric import score_numeric
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | None:
@@ -74,3 +75,16 @@ def test_quickstart(sample: Sample, response: Reply, score: Any) -> None:
         score(score_choice(response.text, sample.target, string.ascii_uppercase[: len(sample.choices)]))
     else:
         score(score_text(response.text, sample))
+
+
+@register_scorer("quickstart", needs_sample=True)
+def record_quickstart(record: dict[str, Any], sample: Sample) -> Score:
+    """quickstart: numeric, letter or whole-word match by the sample's kind (as ``test_quickstart``)."""
+
+    kind, answer = sample.metadata.get("kind"), answer_of(record)
+    if kind == "numeric":
+        return score_numeric(answer, sample.target)
+    if kind == "choice":
+        return score_choice(answer, sample.target, string.ascii_uppercase[: len(sample.choices)])
+    result: Score = score_text(answer, sample)
+    return result

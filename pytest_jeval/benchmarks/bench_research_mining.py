@@ -36,6 +36,7 @@ from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._citations import bracketed_ids, set_f1, strip_brackets
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score, summarize_composite
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 from pytest_jeval.scoring.text import normalize_text
 
 WEIGHTS = {"recall": 0.4, "precision": 0.2, "citation": 0.4}
@@ -148,3 +149,11 @@ BENCHMARK = Benchmark(
 def test_research_mining(sample: Sample, response: Reply, score: Any) -> None:
     """Correct iff the composite score reaches the threshold."""
     score(score_research(response.text, sample))
+
+
+@register_scorer("research_mining", needs_sample=True)
+def record_research_mining(record: dict[str, Any], sample: Sample) -> Score:
+    """research_mining: claim recall and precision, citation F1."""
+
+    result: Score = score_research(answer_of(record), sample)
+    return result

@@ -30,6 +30,7 @@ from typing import Any
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score, labelled_field, summarize_composite
+from pytest_jeval.scoring.registry import answer_of, register_scorer
 from pytest_jeval.scoring.text import normalize_text
 
 WEIGHTS = {"classification": 0.6, "location": 0.4}
@@ -182,3 +183,11 @@ BENCHMARK = Benchmark(
 def test_security_scanner(sample: Sample, response: Reply, score: Any) -> None:
     """Correct iff the composite score reaches the threshold."""
     score(score_security(response.text, sample))
+
+
+@register_scorer("security_scanner", needs_sample=True)
+def record_security_scanner(record: dict[str, Any], sample: Sample) -> Score:
+    """security_scanner: vulnerability class and line precision."""
+
+    result: Score = score_security(answer_of(record), sample)
+    return result

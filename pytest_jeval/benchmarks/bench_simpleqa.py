@@ -22,8 +22,9 @@ import ast
 from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
-from pytest_jeval.engines.base import EndpointError
+from pytest_jeval.core.chat import EndpointError
 from pytest_jeval.scoring.llm_judge.prompts import SIMPLEQA_GRADER_TEMPLATE, parse_simpleqa_grade
+from pytest_jeval.scoring.registry import answer_of, expected_of, judged, register_scorer
 
 GRADES = ("CORRECT", "INCORRECT", "NOT_ATTEMPTED")
 
@@ -113,3 +114,23 @@ def test_simpleqa(sample: Sample, response: Reply, judge: ModelClient | None, sc
         return
     score(Score(correct=result == "CORRECT", extracted=result, expected=sample.target, metadata=meta,
                 fields={"grade": result}))
+
+
+@register_scorer("simpleqa", uses_judge=True)
+def record_simpleqa(record: dict[str, Any], reparse_judge: bool = False) -> Score:
+    """SimpleQA: the grader's CORRECT / INCORRECT / NOT_ATTEMPTED (as ``test_simpleqa`` scores it)."""
+
+    question, answer, gold = str(record.get("question") or ""), answer_of(record), expected_of(record)
+
+    def scoring(judge: Any) -> Score:
+        if judge is None:
+            return Score.unscorable("simpleqa needs a [judge] to grade answers", expected=gold)
+        result, meta = grade(judge, question, gold, answer)
+        if result is None:
+            reason = "judge call failed" if "judge_error" in meta else "no grade in the judge's reply"
+            return Score(correct=None, expected=gold, metadata={"unscored_reason": reason, **meta},
+                         fields={"grade": None})
+        return Score(correct=result == "CORRECT", extracted=result, expected=gold, metadata=meta,
+                     fields={"grade": result})
+
+    return judged(record, reparse_judge, scoring)

@@ -35,13 +35,14 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample, Score
-from pytest_jeval.engines.base import EndpointError
+from pytest_jeval.core.chat import EndpointError
 from pytest_jeval.scoring.llm_judge.prompts import (
     PAIRWISE_SYSTEM_PROMPT,
     PAIRWISE_USER_PROMPT,
     pairwise_outcome,
     parse_pairwise_verdict,
 )
+from pytest_jeval.scoring.registry import answer_of, judged, register_scorer
 
 OUTCOME_POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 ORDERS = (("model_first", "A"), ("model_second", "B"))
@@ -155,3 +156,19 @@ def test_wildchat(sample: Sample, response: Reply, judge: ModelClient | None, sc
                                expected="at least a tie with the reference reply"))
         return
     score(score_pairwise(judge, sample.input, response.text, sample.target))
+
+
+@register_scorer("wildchat", uses_judge=True)
+def record_wildchat(record: dict[str, Any], reparse_judge: bool = False) -> Score:
+    """WildChat: the pairwise verdicts of both orders (the reference reply only shapes the prompt)."""
+
+    question, answer = str(record.get("question") or ""), answer_of(record)
+
+    def scoring(judge: Any) -> Score:
+        if judge is None:
+            return Score.unscorable("wildchat needs a [judge] for pairwise comparison",
+                                    expected="at least a tie with the reference reply")
+        result: Score = score_pairwise(judge, question, answer, "")
+        return result
+
+    return judged(record, reparse_judge, scoring)

@@ -18,8 +18,8 @@ import numpy as np
 
 from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.cli._table import fmt, fmt_ci, fmt_signed, table, tokens
-from pytest_jeval.metrics import bootstrap_interval, mcnemar
-from pytest_jeval.report._data import ResultFile, recompute_summary
+from pytest_jeval.results.reader import ResultFile, recompute_summary
+from pytest_jeval.scoring.metrics import bootstrap_interval, mcnemar
 
 
 def _correct(record: dict[str, Any]) -> float | None:

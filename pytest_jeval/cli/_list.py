@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from pytest_jeval.catalog import CatalogError, catalog_rows
 from pytest_jeval.cli._table import table
+from pytest_jeval.suite.catalog import CatalogError, catalog_rows
 
 
 def load_evaluators() -> dict[str, Any] | None:
@@ -17,7 +17,7 @@ def load_evaluators() -> dict[str, Any] | None:
     A broken installed evaluator (entry point) raises EvaluatorLoadError, reported by :func:`run`.
     """
     try:
-        from pytest_jeval.judge_bench import evaluator_classes
+        from pytest_jeval.scoring.judging.registry import evaluator_classes
     except ImportError:
         return None
     return evaluator_classes()
@@ -58,43 +58,36 @@ def evaluator_rows() -> list[dict[str, Any]] | None:
 BACKEND_DESCRIPTIONS = {
     "direct": "one chat call per sample to the model's OpenAI-compatible endpoint (local or cloud)",
     "agent": "tool-calling loop, one episode per sample: the benchmark's tools or the suite's tools",
-    "hermes": "Nous Research's Hermes Agent CLI, one headless process per episode, behind a recording proxy",
-    "openclaw": "OpenClaw (npm openclaw), one embedded agent run per episode, behind a recording proxy",
-    "command": "your own agent command ([[benchmarks]] command = [...]), one process per episode, behind a proxy",
-}
-ENGINE_DESCRIPTIONS = {
-    "openai": "any OpenAI-compatible endpoint (base_url)",
-    "cloud": "a hosted OpenAI-compatible API (base_url)",
-    "vllm": "a vLLM server",
-    "sglang": "an SGLang server",
-    "ollama": "an Ollama server",
-    "llamacpp": "a llama.cpp server",
-    "local": "the bundled local model (llama-cpp-python), runs offline",
 }
 
 
 def backend_rows() -> list[dict[str, Any]]:
     """One row per backend a suite may name: the built-in ones (``BACKEND_ALIASES`` of the suite schema)
     and every registered external agent (name, aliases, kind, description)."""
-    from pytest_jeval.config import BACKEND_ALIASES
-    from pytest_jeval.external import registered_agents
+    from pytest_jeval.agents.external import BACKENDS
+    from pytest_jeval.suite.config import BACKEND_ALIASES
 
-    names = list(dict.fromkeys([*BACKEND_ALIASES.values(), *registered_agents()]))
+    names = list(dict.fromkeys([*BACKEND_ALIASES.values(), *BACKENDS.names()]))
     return [{
         "name": name,
         "aliases": sorted(k for k, v in BACKEND_ALIASES.items() if v == name and k != name),
         "kind": "built-in" if name in ("direct", "agent") else "external agent",
-        "description": BACKEND_DESCRIPTIONS.get(name, "an external agent registered by a plugin"),
+        "description": BACKEND_DESCRIPTIONS.get(name) or _first_line(BACKENDS.get(name).__doc__)
+        or "an external agent registered by a plugin",
     } for name in names]
+
+
+def _first_line(doc: str | None) -> str:
+    return (doc or "").strip().split("\n")[0].rstrip(".")
 
 
 def engine_rows() -> list[dict[str, Any]]:
     """One row per ``engine`` a ``[[models]]`` entry may name, with its default base URL."""
-    from pytest_jeval.config import ENGINES, OPENAI_COMPATIBLE_ENGINES
+    from pytest_jeval.calls.engines import ENGINES
 
-    return [{"name": name, "protocol": "local" if name == "local" else "openai-chat",
-             "default_base_url": OPENAI_COMPATIBLE_ENGINES.get(name),
-             "description": ENGINE_DESCRIPTIONS.get(name, "")} for name in ENGINES]
+    return [{"name": name, "protocol": getattr(engine, "protocol", "-"),
+             "default_base_url": engine.default_base_url, "description": engine.description,
+             "origin": ENGINES.origin(name)} for name, engine in ENGINES.items()]
 
 
 def _cell(value: Any) -> str:
@@ -104,7 +97,7 @@ def _cell(value: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print the benchmarks, backends, engines and evaluators (``--json``: as one object); a broken installed
     benchmark or evaluator is an error."""
-    from pytest_jeval.judge_bench.registry import EvaluatorLoadError
+    from pytest_jeval.scoring.judging.registry import EvaluatorLoadError
 
     try:
         benchmarks = catalog_rows()

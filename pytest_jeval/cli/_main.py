@@ -11,8 +11,7 @@ from types import ModuleType
 from pytest_jeval import __version__
 from pytest_jeval.cli import _compare, _list, _report, _rescore, _run, _summarize
 from pytest_jeval.cli._read import FAILED
-from pytest_jeval.report._data import ResultFileError
-from pytest_jeval.scoring.registry import scorer_names
+from pytest_jeval.results.reader import ResultFileError
 
 
 def _count(low: int) -> Callable[[str], int]:
@@ -77,8 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("rescore", _rescore, "score stored answers again (no model is queried)")
     p.add_argument("file", metavar="FILE.jsonl")
-    p.add_argument("--scorer", default=None, choices=scorer_names(),
-                   help="a registered scorer (default: the one the records' benchmark names)")
+    p.add_argument("--scorer", default=None,
+                   help="a registered scorer (default: the one the records' benchmark names; `jeval list` "
+                        "names them all)")
     p.add_argument("--reparse-judge", action="store_true",
                    help="parse the stored judge replies again with the current parser, instead of "
                         "keeping the stored judge verdicts")

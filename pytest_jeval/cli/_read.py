@@ -1,6 +1,6 @@
 """Reading result files for the ``jeval`` commands: validated, with every skipped line reported.
 
-All commands read result files with :func:`pytest_jeval.report._data.load_result`
+All commands read result files with :func:`pytest_jeval.results.reader.load_result`
 (``read_result_lines``, ``record_problem``, ``strict_json``; ``jeval report`` finds them
 with ``locate_inputs``) and print what was skipped with :func:`report_problems`. Exit status:
 :data:`OK` (0), :data:`SKIPPED` (1) when lines or a stored summary were skipped, :data:`FAILED` (2)
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from pytest_jeval.report._data import ResultFile, load_result
+from pytest_jeval.results.reader import ResultFile, load_result
 
 OK = 0
 SKIPPED = 1

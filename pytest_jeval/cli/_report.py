@@ -2,7 +2,7 @@
 
 A results directory (or its ``summary.json``) stands for the files it lists; no file
 outside that directory is read, whatever the listing names (see
-:func:`pytest_jeval.report._data.locate_inputs`).
+:func:`pytest_jeval.results.reader.locate_inputs`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval.cli._read import FAILED, report_problems
-from pytest_jeval.report._data import (
+from pytest_jeval.core.paths import rescored_path
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.results.jsonl import write_records
+from pytest_jeval.results.reader import (
     ResultFile,
     ResultFileError,
     load_result,
@@ -30,14 +33,10 @@ from pytest_jeval.report._data import (
     summary_differences,
     summary_path,
 )
-from pytest_jeval.results.jsonl import write_records
-from pytest_jeval.results.paths import rescored_path
 from pytest_jeval.results.records import _plain, verdict_fields
 from pytest_jeval.results.summary import write_summary
-from pytest_jeval.sample import Sample
 from pytest_jeval.scoring.registry import (
     call_scorer,
-    get_scorer,
     scorer_names,
     scorer_needs_sample,
 )
@@ -79,8 +78,8 @@ def benchmark_of(source: ResultFile) -> str | None:
 
 def builtin(name: str | None) -> Any:
     """The built-in :class:`Benchmark` called ``name`` and its module, or (None, None)."""
-    from pytest_jeval.benchmark import find_benchmark
-    from pytest_jeval.catalog import builtin_index
+    from pytest_jeval.core.benchmark import find_benchmark
+    from pytest_jeval.suite.catalog import builtin_index
 
     module_name = builtin_index().get(name) if name else None
     if module_name is None:
@@ -91,25 +90,27 @@ def builtin(name: str | None) -> Any:
 
 def choose_scorer(requested: str | None, benchmark: str | None) -> str:
     """``requested``, or the scorer the built-in ``benchmark`` names; ResultFileError otherwise."""
+    from pytest_jeval.suite.catalog import all_scorer_names, load_scorer
+
     if requested:
         try:
-            get_scorer(requested)
+            load_scorer(requested)
         except KeyError as exc:  # the message names the known ones
-            raise ResultFileError(str(exc.args[0])) from None
+            raise ResultFileError(str(exc)) from None
         return requested
     bench, _ = builtin(benchmark)
     if bench is None:
         raise ResultFileError(f"{benchmark or 'the records'}: not a built-in benchmark, so its scorer is unknown; "
-                              f"name one with --scorer ({', '.join(scorer_names())})")
+                              f"name one with --scorer ({', '.join(all_scorer_names())})")
     if bench.scorer not in scorer_names():
         raise ResultFileError(f"benchmark {benchmark!r} names no registered scorer ({bench.scorer!r}); "
-                              f"name one with --scorer ({', '.join(scorer_names())})")
+                              f"name one with --scorer ({', '.join(all_scorer_names())})")
     return str(bench.scorer)
 
 
 def load_samples_for(benchmark: str | None, data: list[str], split: str | None) -> dict[str, Sample]:
     """The benchmark's samples by record id, from ``data`` (else its bundled files, else the Hub)."""
-    from pytest_jeval.dataset import DatasetLoadError, load_samples
+    from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 
     bench, module = builtin(benchmark)
     if bench is None:

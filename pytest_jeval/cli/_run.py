@@ -164,7 +164,7 @@ def _installed(distribution: str) -> bool:
 
 
 def _sandbox_problem(sandbox: str) -> str | None:
-    from pytest_jeval.terminal.providers import ProviderUnavailable, get_provider
+    from pytest_jeval.sandbox.shell.providers import ProviderUnavailable, get_provider
 
     try:
         get_provider(sandbox).check()
@@ -198,7 +198,7 @@ def left_out_reason(bench: Any, *, judge: bool) -> str | None:
 
 def run_all_selection(*, judge: bool) -> tuple[list[str], dict[str, str]]:
     """The built-in benchmarks ``run-all`` runs, and those it leaves out with the reason."""
-    from pytest_jeval.catalog import builtin_benchmarks
+    from pytest_jeval.suite.catalog import builtin_benchmarks
 
     chosen: list[str] = []
     left_out: dict[str, str] = {}

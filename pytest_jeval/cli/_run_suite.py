@@ -1,8 +1,8 @@
 """The suite behind ``jeval run``: built from the options, validated as a suite file is, and written.
 
 The options become a suite dict, the dict becomes TOML, and the TOML is checked by the same
-code that checks a suite file (:func:`pytest_jeval.config.parse_suite`, then
-:meth:`pytest_jeval.plan.EvalPlan.from_file` for benchmarks, data files and keys), so a bad
+code that checks a suite file (:func:`pytest_jeval.suite.config.parse_suite`, then
+:meth:`pytest_jeval.suite.plan.EvalPlan.from_file` for benchmarks, data files and keys), so a bad
 value gets the suite's message, with the key path turned into the option that set it.
 """
 
@@ -227,8 +227,8 @@ def suite_problems(message: str) -> list[str]:
 def validate(text: str, cwd: Path) -> None:
     """Check suite TOML as ``pytest --jeval-config`` would, before anything is written or sent;
     raise :class:`RunUsageError` with the problems in option names."""
-    from pytest_jeval.config import SuiteError, parse_suite
-    from pytest_jeval.plan import EvalPlan
+    from pytest_jeval.suite.config import SuiteError, parse_suite
+    from pytest_jeval.suite.plan import EvalPlan
 
     with tempfile.TemporaryDirectory(prefix="jeval-run-") as tmp:
         path = Path(tmp) / SUITE_NAME

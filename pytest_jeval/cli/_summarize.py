@@ -9,8 +9,8 @@ from typing import Any
 
 from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.cli._table import fmt, fmt_ci, table, tokens
-from pytest_jeval.metrics import wilson_interval
-from pytest_jeval.report._data import ResultFile, summary_differences, summary_path
+from pytest_jeval.results.reader import ResultFile, summary_differences, summary_path
+from pytest_jeval.scoring.metrics import wilson_interval
 
 #: Judge-benchmark summary fields shown when present (computed by ``pytest_jeval.judge_bench``).
 JUDGE_FIELDS = ("precision", "recall", "f1", "cohen_kappa", "mae", "signed_mean_error", "ece", "brier", "consistency")

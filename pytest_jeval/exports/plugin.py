@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.plan import EvalPlan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +106,7 @@ def install(config: pytest.Config, plan: EvalPlan) -> None:
 
 def pairs_of(plan: EvalPlan, summaries: dict[tuple[str, str], dict[str, Any]]) -> list[ExportPair]:
     """Each summarized pair with the records its JSONL keeps now (already redacted), in suite order."""
-    from pytest_jeval.results.paths import jsonl_path
+    from pytest_jeval.core.paths import jsonl_path
     from pytest_jeval.results.summary import read_records
 
     return [
@@ -125,14 +125,14 @@ class ExportPlugin:
         """(line, failed) for the terminal summary."""
         self.failed = 0
         """Exports that failed (each reported)."""
-        from pytest_jeval.redact import register
+        from pytest_jeval.core.redact import register
 
         register(os.environ.get("WANDB_API_KEY"))  # never printed, even if a library echoes it
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Send every summarized pair to each export; a failure is reported, never raised."""
-        from pytest_jeval.redact import redact
+        from pytest_jeval.core.redact import redact
         from pytest_jeval.results.writer import writer_key
 
         writer = session.config.stash.get(writer_key, None)

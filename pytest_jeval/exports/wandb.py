@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_jeval.config import Run
     from pytest_jeval.exports.plugin import ExportPair
+    from pytest_jeval.suite.config import Run
 
 #: The modules the export needs (the ``pytest-jeval[wandb]`` extra).
 MODULES = ("wandb",)

@@ -22,9 +22,10 @@ Public API:
 from __future__ import annotations
 
 from pytest_jeval.judge_bench.benchmark import make_judge_benchmark
-from pytest_jeval.judge_bench.cases import CaseSpec
-from pytest_jeval.judge_bench.probability import LOW_MASS_THRESHOLD, LabelSet, Verdict, read_verdict
-from pytest_jeval.judge_bench.registry import (
+from pytest_jeval.judge_bench.summary import judge_metrics
+from pytest_jeval.scoring.judging.cases import CaseSpec
+from pytest_jeval.scoring.judging.probability import LOW_MASS_THRESHOLD, LabelSet, Verdict, read_verdict
+from pytest_jeval.scoring.judging.registry import (
     CodeEvaluator,
     Evaluator,
     EvaluatorError,
@@ -38,7 +39,6 @@ from pytest_jeval.judge_bench.registry import (
     load_evaluators,
     register,
 )
-from pytest_jeval.judge_bench.summary import judge_metrics
 
 __all__ = [
     "LOW_MASS_THRESHOLD",

@@ -21,16 +21,18 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval._keys import case_key
-from pytest_jeval.client import ModelClient
-from pytest_jeval.config import BenchmarkEntry
-from pytest_jeval.engines.base import EndpointError, PromptLike, Reply
-from pytest_jeval.judge_bench.benchmark import gold_item, judge_setup
-from pytest_jeval.judge_bench.cases import CaseSpec, expected_level, probability_correct
-from pytest_jeval.judge_bench.probability import LOW_MASS_THRESHOLD, TOP_LOGPROBS
-from pytest_jeval.judge_bench.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment
-from pytest_jeval.sample import Sample
-from pytest_jeval.score import Score
+from pytest_jeval.calls.client import ModelClient
+from pytest_jeval.core.benchmark import Benchmark
+from pytest_jeval.core.chat import EndpointError, PromptLike, Reply
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.core.score import Score
+from pytest_jeval.judge_bench.benchmark import gold_item, judge_setup, make_judge_benchmark
+from pytest_jeval.judge_bench.summary import judge_metrics
+from pytest_jeval.scoring.judging.cases import CaseSpec, expected_level, probability_correct
+from pytest_jeval.scoring.judging.probability import LOW_MASS_THRESHOLD, TOP_LOGPROBS
+from pytest_jeval.scoring.judging.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment
+from pytest_jeval.session.keys import case_key
+from pytest_jeval.suite.config import BenchmarkEntry
 
 
 def make_chat(model: ModelClient, nonce: int, first_prompt: PromptLike | None, first_reply: Reply | None) -> Chat:
@@ -124,3 +126,17 @@ def test_judgment(
         return  # resumed: the plugin reports the stored verdict and never calls this
     evaluator, spec = judge_setup(benchmark_entry)
     score(score_of(evaluator, spec, sample.target, judgments))
+
+
+BENCHMARK = Benchmark(
+    name="judge",
+    to_sample=lambda row, index, ctx: None,
+    prompt=lambda sample: None,
+    category="judge",
+    description="the judge family: an evaluator scored against a gold set (evaluator = ..., data_files = ...)",
+    backends=("direct",),
+    configure=make_judge_benchmark,
+    summarize_extra=judge_metrics,
+)
+"""The template of every judge benchmark: a ``[[benchmarks]]`` entry with ``evaluator = ...`` runs the
+benchmark :func:`~pytest_jeval.judge_bench.benchmark.make_judge_benchmark` builds from it, with the tests above."""

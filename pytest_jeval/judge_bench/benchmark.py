@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_jeval.benchmark import Benchmark, LoadContext
-from pytest_jeval.config import BenchmarkEntry
-from pytest_jeval.engines.base import PromptLike
-from pytest_jeval.judge_bench.cases import CaseSpec
-from pytest_jeval.judge_bench.probability import TOP_LOGPROBS
-from pytest_jeval.judge_bench.registry import Evaluator, EvaluatorError, GoldItem, JudgeSetupError, get_evaluator
-from pytest_jeval.sample import Sample
+from pytest_jeval.core.benchmark import Benchmark, LoadContext
+from pytest_jeval.core.chat import PromptLike
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.judge_bench.summary import judge_metrics
+from pytest_jeval.scoring.judging.cases import CaseSpec
+from pytest_jeval.scoring.judging.probability import TOP_LOGPROBS
+from pytest_jeval.scoring.judging.registry import Evaluator, EvaluatorError, GoldItem, JudgeSetupError, get_evaluator
+from pytest_jeval.suite.config import BenchmarkEntry
 
 __all__ = ["JudgeSetupError", "gold_item", "judge_setup", "make_judge_benchmark"]
 
@@ -129,4 +130,5 @@ def make_judge_benchmark(entry: BenchmarkEntry) -> Benchmark:
         needs_judge=False,
         # the prefetched first prompt already asks for the verdict's logprobs
         request_options={"logprobs": True, "top_logprobs": TOP_LOGPROBS} if evaluator.uses_model else {},
+        summarize_extra=judge_metrics,
     )

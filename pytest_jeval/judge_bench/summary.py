@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_jeval.metrics import (
+from pytest_jeval.scoring.metrics import (
     brier_score,
     cohen_kappa,
     confusion_matrix,

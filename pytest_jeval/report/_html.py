@@ -14,9 +14,9 @@ from html import escape
 from typing import Any
 
 from pytest_jeval import __version__
-from pytest_jeval.metrics import wilson_interval
 from pytest_jeval.report import _svg, _trajectory
-from pytest_jeval.report._data import ResultFile, judge_view, present, record_status, run_labels
+from pytest_jeval.results.reader import ResultFile, judge_view, present, record_status, run_labels
+from pytest_jeval.scoring.metrics import wilson_interval
 
 #: Distributions drawn where any run measured them: (record field, axis title).
 DISTRIBUTIONS = (

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.report._data import ResultFile, ResultFileError, load_result, locate_inputs
+from pytest_jeval.core.files import make_dir, write_atomic
 from pytest_jeval.report._html import Page
-from pytest_jeval.results.files import make_dir, write_atomic
+from pytest_jeval.results.reader import ResultFile, ResultFileError, load_result, locate_inputs
 
 
 def build_report(files: Sequence[ResultFile], *, title: str | None = None,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval._keys import plan_key
+from pytest_jeval.session.keys import plan_key
 
 report_path_key = pytest.StashKey[Path]()
 written_key = pytest.StashKey[Path | None]()
@@ -45,7 +45,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from pytest_jeval.report import write_report  # numpy/scipy: only when a report is asked for
 
     plan = config.stash.get(plan_key, None)
-    from pytest_jeval.results.paths import aggregate_path
+    from pytest_jeval.core.paths import aggregate_path
 
     aggregate = aggregate_path(plan.output_dir) if plan is not None else None
     fresh = aggregate is not None and aggregate.is_file() and aggregate.stat().st_mtime >= config.stash[started_key]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.plan import EvalPlan
 
 
 @dataclasses.dataclass(frozen=True)

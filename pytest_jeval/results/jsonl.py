@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.results.files import open_append, read_bytes
+from pytest_jeval.core.files import open_append, read_bytes
 
 __all__ = ["JsonlAppender", "JsonlContent", "ResultsWriteError", "parse_jsonl", "read_jsonl", "write_records"]
 
@@ -152,7 +152,7 @@ class JsonlAppender:
 
 def write_records(path: Path, records: list[dict[str, Any]]) -> None:
     """Replace ``path`` atomically with one JSONL line per record (creating its directory)."""
-    from pytest_jeval.results.files import make_dir, write_atomic
+    from pytest_jeval.core.files import make_dir, write_atomic
     from pytest_jeval.results.sanitize import json_line
 
     make_dir(path.parent)

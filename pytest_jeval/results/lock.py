@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.results.files import FILE_MODE, UnsafePathError
-from pytest_jeval.results.paths import lock_path
+from pytest_jeval.core.files import FILE_MODE, UnsafePathError
+from pytest_jeval.core.paths import lock_path
 
 __all__ = ["LockedError", "RunLock"]
 

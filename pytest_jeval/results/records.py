@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, cast
 
-from pytest_jeval.config import BenchmarkEntry, ModelEntry
-from pytest_jeval.engines.base import Reply
+from pytest_jeval.core.case import ItemCase
+from pytest_jeval.core.chat import Reply
+from pytest_jeval.core.score import Score
 from pytest_jeval.results.sanitize import clean_record, token_count
-from pytest_jeval.runtime import ItemCase
-from pytest_jeval.score import Score
+from pytest_jeval.suite.config import BenchmarkEntry, ModelEntry
 from pytest_jeval.telemetry.efficiency import mbu_pct, mfu_pct, throughput_tok_per_sec
 from pytest_jeval.telemetry.pricing import cost_usd
 
@@ -317,7 +317,7 @@ def trajectory(case: ItemCase, record: dict[str, Any] | None = None) -> dict[str
     None for a direct item."""
     if case.episode is None:
         return None
-    from pytest_jeval.redact import redact_value
+    from pytest_jeval.core.redact import redact_value
 
     named = record if record is not None else {"benchmark": case.benchmark, "model": case.model}
     out = {"record_id": case.sample.id, "benchmark": named["benchmark"], "model": named["model"],

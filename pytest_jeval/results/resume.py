@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_jeval._keys import case_key, runtime_key
+from pytest_jeval.session.keys import case_key, runtime_key
 
 if TYPE_CHECKING:
-    from pytest_jeval.plan import EvalPlan
+    from pytest_jeval.suite.plan import EvalPlan
 
 Resumed = dict[tuple[str, str], dict[str, dict[str, Any]]]
 
@@ -34,7 +34,7 @@ def load_resumable(path: Path) -> dict[str, dict[str, Any]]:
 
 def read_resumed(plan: EvalPlan) -> Resumed:
     """The finished records of every (benchmark, model) pair of the plan (OSError when one cannot be read)."""
-    from pytest_jeval.results.paths import jsonl_path
+    from pytest_jeval.core.paths import jsonl_path
 
     return {(bench, model): load_resumable(jsonl_path(plan.output_dir, bench, model))
             for bench in plan.benchmarks for model in plan.models}
@@ -48,7 +48,7 @@ class ResumePlugin:
         """A worker reads the finished records itself (the controller's writer does so under its lock)."""
         config = session.config
         if hasattr(config, "workerinput"):
-            from pytest_jeval.xdist_remote import shipped_resumed
+            from pytest_jeval.session.remote import shipped_resumed
 
             shipped = shipped_resumed(config)  # a remote worker cannot read the controller's output dir
             config.stash[runtime_key].resumed = read_resumed(config.stash[runtime_key].plan) if shipped is None \

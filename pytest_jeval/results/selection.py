@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval.plan import EvalPlan
+from pytest_jeval.suite.plan import EvalPlan
 
 __all__ = ["Selection", "selection_of"]
 
@@ -59,7 +59,7 @@ def _stepwise_failure(config: pytest.Config) -> str | None:
 
 def selection_of(config: pytest.Config, plan: EvalPlan, items: Iterable[pytest.Item]) -> Selection:
     """The :class:`Selection` of the collected, deselected ``items``."""
-    from pytest_jeval.runtime import case_for
+    from pytest_jeval.session.keys import case_for
 
     lastfailed = _lastfailed(config)
     stepwise = _stepwise_failure(config)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.metrics import metric_stats, wilson_interval
+from pytest_jeval.scoring.metrics import metric_stats, wilson_interval
 from pytest_jeval.telemetry.efficiency import summary_ipj, summary_ipw
 
 #: ``*_stats`` block name -> record field.
@@ -163,10 +163,6 @@ def summarize(
                         "stop_reasons": agent["stop_reasons"], "tool_error_rate": agent["tool_error_rate"]})
         if agent.get("pass_hat_k") is not None:
             summary["pass_hat_k"] = agent["pass_hat_k"]
-    if any("case_kind" in r for r in records):
-        from pytest_jeval.judge_bench.summary import judge_metrics
-
-        summary.update(judge_metrics(records))
     return summary
 
 
@@ -212,7 +208,7 @@ def pass_hat_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
-    """Write a summary JSON atomically, never through a link (see :mod:`pytest_jeval.results.files`)."""
-    from pytest_jeval.results.files import write_atomic
+    """Write a summary JSON atomically, never through a link (see :mod:`pytest_jeval.core.files`)."""
+    from pytest_jeval.core.files import write_atomic
 
     write_atomic(path, (json.dumps(summary, indent=2, sort_keys=False) + "\n").encode("utf-8"))

@@ -24,17 +24,17 @@ from typing import Any
 
 import pytest
 
-from pytest_jeval._keys import runtime_key
-from pytest_jeval.plan import EvalPlan
-from pytest_jeval.results.files import make_dir, read_bytes, write_atomic
+from pytest_jeval.core.files import make_dir, read_bytes, write_atomic
+from pytest_jeval.core.paths import aggregate_path, jsonl_path, summary_path, trajectories_path
 from pytest_jeval.results.gates import GateResult, evaluate_gates, has_gates
 from pytest_jeval.results.jsonl import JsonlAppender, ResultsWriteError, read_jsonl
 from pytest_jeval.results.lock import LockedError, RunLock
-from pytest_jeval.results.paths import aggregate_path, jsonl_path, summary_path, trajectories_path
 from pytest_jeval.results.records import pair_of
 from pytest_jeval.results.resume import read_resumed
 from pytest_jeval.results.sanitize import json_line
 from pytest_jeval.results.summary import summarize, write_summary
+from pytest_jeval.session.keys import runtime_key
+from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.telemetry.session import RunTelemetry
 
 __all__ = ["ResultsWriter", "install", "jsonl_path", "worker_stats_key", "writer_key"]
@@ -455,7 +455,7 @@ class ResultsWriter:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         """The results table, the gates and the call statistics."""
-        from pytest_jeval.results.terminal import write_terminal_summary
+        from pytest_jeval.results.table import write_terminal_summary
 
         runtime = config.stash[runtime_key]
         stats = config.stash.get(worker_stats_key, []) or [dict(vars(runtime.stats))]

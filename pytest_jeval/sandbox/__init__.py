@@ -6,11 +6,11 @@ recorded with each run.
 
 from __future__ import annotations
 
-from ._humaneval import build_humaneval_program, check_humaneval, execution_reason, score_execution
-from ._isolation import current_plan
-from ._runner import ExecResult, SandboxError, run_harness, run_many, run_python
-from ._values import NotPlainValue, decode_value, encode_value
-from ._workspace import run_in_workspace
+from pytest_jeval.sandbox.humaneval import build_humaneval_program, check_humaneval, execution_reason, score_execution
+from pytest_jeval.sandbox.plans import current_plan
+from pytest_jeval.sandbox.process import ExecResult, SandboxError, run_harness, run_many, run_python
+from pytest_jeval.sandbox.values import NotPlainValue, decode_value, encode_value
+from pytest_jeval.sandbox.workdir import run_in_workspace
 
 
 def isolation() -> list[str]:

@@ -9,12 +9,12 @@ A new multiple-choice benchmark needs only what is exported here: :func:`choice_
 
 from __future__ import annotations
 
-from .choice_prompt import MCQ_PROMPT, choice_prompt, option_letters, score_choice_sample
-from .gaia import gaia_match, score_gaia
-from .math_equiv import final_math_answer, last_boxed, math_equal, normalize_latex, score_math
-from .mcq import extract_choice_letter, score_choice
-from .numeric import extract_final_number, gsm8k_gold, numbers_equal, parse_number, score_numeric
-from .text import exact_match, normalize_text
+from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, option_letters, score_choice_sample
+from pytest_jeval.scoring.gaia import gaia_match, score_gaia
+from pytest_jeval.scoring.math_equiv import final_math_answer, last_boxed, math_equal, normalize_latex, score_math
+from pytest_jeval.scoring.mcq import extract_choice_letter, score_choice
+from pytest_jeval.scoring.numeric import extract_final_number, gsm8k_gold, numbers_equal, parse_number, score_numeric
+from pytest_jeval.scoring.text import exact_match, normalize_text
 
 __all__ = [
     "MCQ_PROMPT",

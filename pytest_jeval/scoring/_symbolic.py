@@ -43,7 +43,7 @@ class _Worker:
     """One worker process speaking JSON lines over pipes."""
 
     def __init__(self) -> None:
-        from pytest_jeval.redact import environment_without_keys
+        from pytest_jeval.core.redact import environment_without_keys
 
         self.proc = subprocess.Popen(
             [sys.executable, WORKER_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

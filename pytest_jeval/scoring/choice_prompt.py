@@ -5,11 +5,11 @@ from __future__ import annotations
 import string
 from typing import TYPE_CHECKING
 
-from pytest_jeval.sample import Sample
-from pytest_jeval.score import Score
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.core.score import Score
 
 if TYPE_CHECKING:
-    from pytest_jeval.client import ModelClient
+    from pytest_jeval.calls.client import ModelClient
 
 MCQ_PROMPT = (
     "Answer the following multiple-choice question. Think step by step, then finish with a line "

@@ -21,7 +21,7 @@ import math
 import re
 import string
 
-from ..score import Score
+from pytest_jeval.core.score import Score
 
 __all__ = ["extract_final_answer", "gaia_match", "score_gaia"]
 

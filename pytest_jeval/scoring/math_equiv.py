@@ -21,10 +21,10 @@ import math
 import re
 from fractions import Fraction
 
-from ..score import Score
-from ._boxed import last_boxed
-from ._symbolic import symbolic_compare
-from .numeric import parse_number, values_close
+from pytest_jeval.core.score import Score
+from pytest_jeval.scoring._boxed import last_boxed
+from pytest_jeval.scoring._symbolic import symbolic_compare
+from pytest_jeval.scoring.numeric import parse_number, values_close
 
 __all__ = ["compare_math", "final_math_answer", "last_boxed", "math_equal", "normalize_latex", "score_math"]
 

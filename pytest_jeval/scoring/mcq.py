@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..score import Score
+from pytest_jeval.core.score import Score
 
 __all__ = ["extract_choice_letter", "score_choice"]
 

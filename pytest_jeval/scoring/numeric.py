@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 import re
 
-from ..score import Score
-from ._boxed import last_boxed
+from pytest_jeval.core.score import Score
+from pytest_jeval.scoring._boxed import last_boxed
 
 __all__ = ["extract_final_number", "gsm8k_gold", "numbers_equal", "parse_number", "score_numeric"]
 

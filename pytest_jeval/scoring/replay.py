@@ -4,7 +4,7 @@
 :class:`ReplayJudge` in place of the ``[judge]`` model: each ``chat`` call returns
 the next stored judge reply (``scoring_metadata.judge_output``, or the list
 ``judge_outputs``), and a stored ``judge_error`` is raised again as an
-:class:`~pytest_jeval.engines.base.EndpointError`. No model is queried.
+:class:`~pytest_jeval.core.chat.EndpointError`. No model is queried.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pytest_jeval.engines.base import EndpointError, Reply
-from pytest_jeval.score import Score
+from pytest_jeval.core.chat import EndpointError, Reply
+from pytest_jeval.core.score import Score
 
 __all__ = ["ReplayJudge", "stored_score"]
 

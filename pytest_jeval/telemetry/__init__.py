@@ -11,8 +11,8 @@ Nothing here imports ``pynvml`` until :meth:`GpuSampler.start` runs.
 
 from __future__ import annotations
 
-from .attribution import AttributionResult, CallEnergy, EnergyLedger
-from .efficiency import (
+from pytest_jeval.telemetry.attribution import AttributionResult, CallEnergy, EnergyLedger
+from pytest_jeval.telemetry.efficiency import (
     decode_throughput_tok_per_sec,
     ipj,
     ipw,
@@ -22,8 +22,8 @@ from .efficiency import (
     summary_ipw,
     throughput_tok_per_sec,
 )
-from .nvml import DEFAULT_INTERVAL_S, GpuSample, GpuSampler, Interval, MeasuredDevice
-from .pricing import PRICES, Price, cost_usd, price_for
+from pytest_jeval.telemetry.nvml import DEFAULT_INTERVAL_S, GpuSample, GpuSampler, Interval, MeasuredDevice
+from pytest_jeval.telemetry.pricing import PRICES, Price, cost_usd, price_for
 
 __all__ = [
     "DEFAULT_INTERVAL_S",

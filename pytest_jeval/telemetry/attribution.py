@@ -40,7 +40,7 @@ import math
 import threading
 from collections.abc import Hashable, Iterable, Mapping
 
-from .nvml import Interval
+from pytest_jeval.telemetry.nvml import Interval
 
 __all__ = ["AttributionResult", "CallEnergy", "EnergyLedger"]
 

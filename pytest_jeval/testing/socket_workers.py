@@ -22,7 +22,7 @@ endpoint listens):
   same path: the "shared path" deployment. The alternative, data installed on
   each worker host at the path the suite names, needs no binding.
 
-The servers' environment is :func:`~pytest_jeval.redact.environment_without_keys`:
+The servers' environment is :func:`~pytest_jeval.core.redact.environment_without_keys`:
 no API key reaches a worker through its environment.
 
 How execnet's socket server behaves (execnet 2.1.2): it binds, prints
@@ -52,7 +52,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_jeval.redact import environment_without_keys
+from pytest_jeval.core.redact import environment_without_keys
 
 __all__ = ["SocketWorker", "SocketWorkerError", "bwrap_missing_reason", "socket_server_script", "socket_workers"]
 

@@ -36,7 +36,7 @@ from bench_throughput import PY, Server  # the fake server CLI as a subprocess, 
 
 BENCH = '''
 from pytest_jeval import Benchmark, Sample
-from pytest_jeval.score import Score
+from pytest_jeval.core.score import Score
 
 
 def to_sample(row, index, ctx):

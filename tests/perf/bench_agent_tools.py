@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_jeval.agent.builtin import BUILTIN
-from pytest_jeval.agent.tools import ToolContext
-from pytest_jeval.agent.workspace import make_workspace, remove_workspace
-from pytest_jeval.sample import Sample
+from pytest_jeval.agents.tool import ToolContext
+from pytest_jeval.agents.tools import TOOLS
+from pytest_jeval.agents.workspace import make_workspace, remove_workspace
+from pytest_jeval.core.sample import Sample
 from pytest_jeval.sandbox import isolation
 
 
@@ -54,9 +54,9 @@ def main() -> None:
         ctx = ToolContext(sample=Sample(id="bench", input=""), workspace=ws, timeout=10)
 
         def tool(name: str, **args: object) -> Callable[[], object]:
-            fn = BUILTIN[name].fn
+            fn = TOOLS.get(name).fn
             assert fn is not None
-            return lambda: fn(**args, ctx=ctx) if BUILTIN[name].context_param else fn(**args)
+            return lambda: fn(**args, ctx=ctx) if TOOLS.get(name).context_param else fn(**args)
 
         rows = [
             ("calculator `(3 + 4.5) * sqrt(2) / 7`", tool("calculator", expression="(3 + 4.5) * sqrt(2) / 7")),

@@ -154,14 +154,14 @@ def profile(suite: Path, work: Path, env: dict[str, str]) -> None:
             ("whole pytest.main", total),
             ("  startup: plugin loading, suite validation", cum("_pytest/config/__init__.py", "_prepareconfig")),
             ("  collection (perform_collect)", cum("_pytest/main.py", "perform_collect")),
-            ("    load_samples", cum("pytest_jeval/dataset.py", "load_samples")),
-            ("      UTF-8 check of the file (check_utf8)", cum("pytest_jeval/dataset.py", "check_utf8")),
+            ("    load_samples", cum("pytest_jeval/suite/dataset.py", "load_samples")),
+            ("      UTF-8 check of the file (check_utf8)", cum("pytest_jeval/suite/dataset.py", "check_utf8")),
             ("      datasets.load_dataset (load_rows - check_utf8)",
-             cum("pytest_jeval/dataset.py", "load_rows") - cum("pytest_jeval/dataset.py", "check_utf8")),
-            ("      scan and subset (_load_subset)", cum("pytest_jeval/dataset.py", "_load_subset")),
+             cum("pytest_jeval/suite/dataset.py", "load_rows") - cum("pytest_jeval/suite/dataset.py", "check_utf8")),
+            ("      scan and subset (_load_subset)", cum("pytest_jeval/suite/dataset.py", "_load_subset")),
             ("        the benchmark's to_sample, every row", cum("bench_natural_reasoning.py", "to_sample")),
-            ("          of which Sample() (Sample.__init__)", cum("pytest_jeval/sample.py", "__init__")),
-            ("        making the rows (_scan_batches)", cum("pytest_jeval/dataset.py", "_scan_batches")),
+            ("          of which Sample() (Sample.__init__)", cum("pytest_jeval/core/sample.py", "__init__")),
+            ("        making the rows (_scan_batches)", cum("pytest_jeval/suite/dataset.py", "_scan_batches")),
         ]
         print(f"\n# cProfile of one {kind} collection ({collected(m)}; wall {m.wall:.1f} s under the profiler, "
               f"which inflates per-call costs; cumulative seconds)")

@@ -7,7 +7,7 @@ Not part of the test suite. From the repository root::
     .venv/bin/python tests/perf/bench_deadline.py --calls 5000 --repeat 5
 
 Against the test server (zero latency, in this process's background thread) it sends
-``--calls`` chat completions through :func:`pytest_jeval.engines.openai_compat.chat`
+``--calls`` chat completions through :func:`pytest_jeval.calls.engines.openai_compat.chat`
 with ``--concurrency`` in flight, once with the endpoint's own client (each attempt
 bounded by a deadline) and once with a plain ``AsyncOpenAI`` client, interleaved, and
 prints the wall and CPU microseconds per call of each. Then it times one request whose
@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from pytest_jeval.engines.base import EndpointError
-from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint, chat
+from pytest_jeval.calls.engines.openai_compat import chat, make_client
+from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer
 
 
@@ -56,7 +56,7 @@ def _timed(endpoint: Endpoint, plain: bool, calls: int, concurrency: int) -> tup
             client = AsyncOpenAI(base_url=endpoint.base_url, api_key="x", timeout=endpoint.timeout,
                                  max_retries=endpoint.max_retries)
         else:
-            client = endpoint.make_client()
+            client = make_client(endpoint)
         await _batch(endpoint, client, 50, concurrency)  # warm up connections
         wall, cpu = time.perf_counter(), time.process_time()
         await _batch(endpoint, client, calls, concurrency)
@@ -69,7 +69,7 @@ def _timed(endpoint: Endpoint, plain: bool, calls: int, concurrency: int) -> tup
 
 def _time_to_error(endpoint: Endpoint, text: str, stream: bool) -> tuple[float, str]:
     async def run() -> tuple[float, str]:
-        client = endpoint.make_client()
+        client = make_client(endpoint)
         started = time.perf_counter()
         try:
             await chat(client, endpoint, ChatRequest(model="m", messages=[{"role": "user", "content": text}],

@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_jeval.external.hermes import HermesAgent
-from pytest_jeval.external.openclaw import OpenClawAgent
+from pytest_jeval.agents.external.hermes import HermesAgent
+from pytest_jeval.agents.external.openclaw import OpenClawAgent
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, lookup_responder
 
 KEY = "jeval-bench-" + "0" * 16

@@ -49,7 +49,7 @@ QUICKSTART = REPO / "configs" / "quickstart.toml"
 
 
 def threads() -> int:
-    """The server's thread count (``pytest_jeval.engines.local.LocalServer.launch``)."""
+    """The server's thread count (``pytest_jeval.calls.engines.local.LocalServer.launch``)."""
     return max(1, (os.cpu_count() or 2) // 2)
 
 
@@ -87,8 +87,8 @@ def child_direct(bodies_file: Path, reset: bool) -> dict[str, Any]:
     """Serial ``create_chat_completion`` calls on a plain ``llama_cpp.Llama``; timings as JSON."""
     import llama_cpp
 
-    from pytest_jeval.engines.local import find_bundled_gguf
-    from pytest_jeval.engines.local_server import LocalModel
+    from pytest_jeval.calls.engines.local import find_bundled_gguf
+    from pytest_jeval.calls.engines.local_server import LocalModel
 
     bodies = json.loads(bodies_file.read_text(encoding="utf-8"))
     started = time.perf_counter()
@@ -139,7 +139,7 @@ def run_server(bodies: list[dict[str, Any]]) -> dict[str, Any]:
     """(b) ``LocalServer`` started here, the bodies sent one at a time through the ``openai`` client."""
     import openai
 
-    from pytest_jeval.engines.local import LocalServer
+    from pytest_jeval.calls.engines.local import LocalServer
 
     started = time.perf_counter()
     server = LocalServer(name="smollm2-135m")

@@ -45,10 +45,10 @@ def _time_requests(base_url: str, key: str, turns: int) -> list[float]:
 
 def per_turn(turns: int) -> None:
     """Direct versus proxied request times."""
-    from pytest_jeval.agent.loop import Limits
-    from pytest_jeval.engines.openai_compat import ChatRequest, Endpoint
-    from pytest_jeval.external.proxy import RecordingProxy
-    from pytest_jeval.runner.scheduler import CallScheduler
+    from pytest_jeval.agents.external.proxy import RecordingProxy
+    from pytest_jeval.agents.loop import Limits
+    from pytest_jeval.calls.scheduler import CallScheduler
+    from pytest_jeval.core.chat import ChatRequest, Endpoint
     from pytest_jeval.testing.openai_server import FakeOpenAIServer
 
     with FakeOpenAIServer(lambda body, attempt: "42", models=("m",)) as server:
@@ -84,7 +84,7 @@ def per_turn(turns: int) -> None:
 
 def per_episode(starts: int) -> None:
     """Process start with and without the PID namespace."""
-    from pytest_jeval.external.runner import pid_namespace_wrapper
+    from pytest_jeval.agents.external.episode import pid_namespace_wrapper
 
     def run(prefix: tuple[str, ...]) -> float:
         times = []

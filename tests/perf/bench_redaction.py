@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pytest_jeval.redact import redact, redact_record, register
+from pytest_jeval.core.redact import redact, redact_record, register
 
 KEYS = ("envkey-Qm4Rt8Yp2Wx6Zs0123", "inline-key-Zq7Xw3Vb9Nm2", "judge-key-Pd3Fg6Hj9Kl2")
 

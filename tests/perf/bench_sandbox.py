@@ -21,7 +21,8 @@ import os
 import statistics
 import time
 
-from pytest_jeval.sandbox import _isolation, check_humaneval, run_python
+from pytest_jeval.sandbox import check_humaneval, run_python
+from pytest_jeval.sandbox import plans as _isolation
 
 PROMPT = 'def add(a, b):\n    """The sum."""\n'
 TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n"

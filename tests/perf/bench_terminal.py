@@ -21,11 +21,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_jeval.benchmarks import bench_terminal_lite as bench
-from pytest_jeval.sample import Sample
-from pytest_jeval.terminal.providers import BubblewrapProvider
-from pytest_jeval.terminal.rootfs import require_rootfs
-from pytest_jeval.terminal.tasks import load_task
+from pytest_jeval.benchmarks._terminal.tasks import load_task
+from pytest_jeval.benchmarks.terminal_lite import bench_terminal_lite as bench
+from pytest_jeval.core.sample import Sample
+from pytest_jeval.sandbox.shell.providers import BubblewrapProvider
+from pytest_jeval.sandbox.shell.rootfs import require_rootfs
 
 TASKS = Path(bench.__file__).parent / "data" / "terminal_lite" / "tasks"
 

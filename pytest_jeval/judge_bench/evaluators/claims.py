@@ -1,7 +1,7 @@
 """LLM evaluators with one verdict per line: ``faithfulness`` (claims) and ``chunk_relevance`` (chunks).
 
 Both ask one call for a Yes/No verdict per line and turn the share of Yes into a
-level with :meth:`~pytest_jeval.judge_bench.cases.CaseSpec.level_from_fraction`. When
+level with :meth:`~pytest_jeval.scoring.judging.cases.CaseSpec.level_from_fraction`. When
 every verdict has a probability, the level distribution follows from the
 per-line probabilities p_i(Yes), taken as independent (Poisson-binomial count of
 Yes verdicts, each count k of n mapped to the level of k/n).
@@ -13,18 +13,18 @@ import json
 import re
 from typing import Any
 
-from pytest_jeval.engines.base import PromptLike
-from pytest_jeval.judge_bench.cases import CaseSpec
+from pytest_jeval.core.chat import PromptLike
 from pytest_jeval.judge_bench.evaluators.code import first_text
 from pytest_jeval.judge_bench.evaluators.llm import YES_NO
-from pytest_jeval.judge_bench.probability import (
+from pytest_jeval.scoring.judging.cases import CaseSpec
+from pytest_jeval.scoring.judging.probability import (
     SOURCE_LOGPROBS,
     Verdict,
     combine_sources,
     count_distribution,
     read_line_verdicts,
 )
-from pytest_jeval.judge_bench.registry import Chat, Evaluator, GoldItem, Judgment, register
+from pytest_jeval.scoring.judging.registry import Chat, Evaluator, GoldItem, Judgment, register
 
 SOURCE_NO_CLAIMS = "no_claims"
 SOURCE_NO_CHUNKS = "no_chunks"

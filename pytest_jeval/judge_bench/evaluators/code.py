@@ -8,8 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_jeval.judge_bench.cases import CaseSpec
-from pytest_jeval.judge_bench.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
+from pytest_jeval.scoring.judging.cases import CaseSpec
+from pytest_jeval.scoring.judging.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
 from pytest_jeval.scoring.numeric import extract_final_number, parse_number, values_close
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_+-]*\s*\n(?P<body>.*?)\n?\s*```\s*$", re.DOTALL)

@@ -1,7 +1,7 @@
 """LLM evaluators with one verdict per call: the judge model reads a prompt and ends with a label.
 
 Each evaluator's prompt asks for the verdict on the last line; the verdict and its
-probability are read with :func:`~pytest_jeval.judge_bench.probability.read_verdict`.
+probability are read with :func:`~pytest_jeval.scoring.judging.probability.read_verdict`.
 A reply that holds none of the allowed labels is an unscored judgment that keeps
 the raw text.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pytest_jeval.engines.base import PromptLike
-from pytest_jeval.judge_bench.cases import CaseSpec
+from pytest_jeval.core.chat import PromptLike
 from pytest_jeval.judge_bench.evaluators.code import first_text
-from pytest_jeval.judge_bench.probability import LabelSet, Verdict, read_verdict
-from pytest_jeval.judge_bench.registry import Chat, Evaluator, GoldItem, Judgment, register
+from pytest_jeval.scoring.judging.cases import CaseSpec
+from pytest_jeval.scoring.judging.probability import LabelSet, Verdict, read_verdict
+from pytest_jeval.scoring.judging.registry import Chat, Evaluator, GoldItem, Judgment, register
 
 YES_NO = LabelSet(("Yes", "No"), (True, False))
 

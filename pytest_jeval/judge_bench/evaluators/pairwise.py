@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from pytest_jeval.engines.base import PromptLike
-from pytest_jeval.judge_bench.cases import CaseSpec
+from pytest_jeval.core.chat import PromptLike
 from pytest_jeval.judge_bench.evaluators.code import first_text
-from pytest_jeval.judge_bench.probability import SOURCE_LOGPROBS, LabelSet, Verdict, combine_sources, read_verdict
-from pytest_jeval.judge_bench.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment, register
+from pytest_jeval.scoring.judging.cases import CaseSpec
+from pytest_jeval.scoring.judging.probability import SOURCE_LOGPROBS, LabelSet, Verdict, combine_sources, read_verdict
+from pytest_jeval.scoring.judging.registry import Chat, Evaluator, EvaluatorError, GoldItem, Judgment, register
 
 LABELS = ("1", "2", "tie")
 POSITION_LABELS = LabelSet(("A", "B", "tie"), ("A", "B", "tie"))

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.judge_bench.cases import CaseSpec
 from pytest_jeval.judge_bench.evaluators.code import strip_fence
-from pytest_jeval.judge_bench.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
+from pytest_jeval.scoring.judging.cases import CaseSpec
+from pytest_jeval.scoring.judging.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
 
 #: Seconds each query may run.
 DEFAULT_TIMEOUT = 5.0

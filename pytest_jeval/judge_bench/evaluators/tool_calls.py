@@ -39,9 +39,9 @@ import json
 import re
 from typing import Any
 
-from pytest_jeval.judge_bench.cases import CaseSpec
 from pytest_jeval.judge_bench.evaluators.code import strip_fence
-from pytest_jeval.judge_bench.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
+from pytest_jeval.scoring.judging.cases import CaseSpec
+from pytest_jeval.scoring.judging.registry import CodeEvaluator, EvaluatorError, GoldItem, Judgment, register
 
 Call = tuple[str, dict[str, Any]]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from pytest_jeval.client import ModelClient
-from pytest_jeval.engines.base import EndpointError
-from pytest_jeval.score import Score
+from pytest_jeval.calls.client import ModelClient
+from pytest_jeval.core.chat import EndpointError
+from pytest_jeval.core.score import Score
 from pytest_jeval.scoring.mcq import extract_choice_letter, score_choice
 
 _EXTRACT_PROMPT = """You are given a multiple-choice question and a model's response to it.

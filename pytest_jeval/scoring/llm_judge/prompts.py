@@ -15,7 +15,7 @@ Three verdict formats are used:
   ``[[B>>A]]``. :func:`parse_pairwise_verdict` accepts a reply only when all the
   verdict tokens in it agree (as Arena-Hard does).
 
-Judges are always called through a :class:`~pytest_jeval.client.ModelClient`
+Judges are always called through a :class:`~pytest_jeval.calls.client.ModelClient`
 (the ``judge`` fixture); this module never builds HTTP requests.
 """
 
@@ -25,9 +25,9 @@ import dataclasses
 import re
 from typing import Any
 
-from pytest_jeval.client import ModelClient
-from pytest_jeval.engines.base import EndpointError
-from pytest_jeval.score import Score
+from pytest_jeval.calls.client import ModelClient
+from pytest_jeval.core.chat import EndpointError
+from pytest_jeval.core.score import Score
 from pytest_jeval.scoring.mcq import extract_choice_letter
 
 __all__ = [

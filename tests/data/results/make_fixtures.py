@@ -15,11 +15,11 @@ import string
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.benchmark import LoadContext
 from pytest_jeval.benchmarks.bench_quickstart import score_text, to_sample
+from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.judge_bench import CaseSpec, Judgment, get_evaluator
 from pytest_jeval.judge_bench.bench_judge import score_of
-from pytest_jeval.report._data import recompute_summary
+from pytest_jeval.results.reader import recompute_summary
 from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS, _plain
 from pytest_jeval.results.summary import write_summary
 from pytest_jeval.scoring.mcq import score_choice

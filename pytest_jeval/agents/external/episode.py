@@ -1,0 +1,469 @@
+"""One external-agent episode: a workspace, a fresh home, a recording proxy, the agent as a subprocess.
+
+The agent's environment is built from scratch (``PATH``, ``HOME``, ``LANG``,
+``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` = the episode's dummy key, ``JEVAL_MODEL``, plus
+the adapter's own variables); the prompt is in a file. The agent runs in its own
+session and process group and, where bubblewrap works, in its own PID namespace (with a
+fresh ``/proc``), so it can see no process of the harness and every process it starts
+dies with it. At the episode time limit the whole group is killed (``time_limit``); at
+the end of every episode any process still carrying the episode's dummy key in its
+environment is killed too and counted (``survivors``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_jeval.agents.loop import Limits, cut_output
+from pytest_jeval.core.chat import Messages, Reply
+from pytest_jeval.core.episode import Episode, ToolCallRecord
+
+if TYPE_CHECKING:
+    from pytest_jeval.agents.external.base import AgentInvocation, ExternalAgent
+    from pytest_jeval.agents.setup import EpisodeSetup
+    from pytest_jeval.calls.scheduler import Scheduler
+    from pytest_jeval.core.chat import ChatRequest, Endpoint
+    from pytest_jeval.core.sample import Sample
+
+MAX_CAPTURE = 1 << 20
+"""Bytes of each of stdout and stderr kept while the agent runs (head and tail halves)."""
+MAX_KEPT = 16_000
+"""Characters of each stream kept in the trajectory (head and tail)."""
+STDERR_TAIL = 2_000
+"""Characters of stderr quoted in the error of an agent that failed."""
+
+
+# -- containment -------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def pid_namespace_wrapper() -> tuple[str, ...]:
+    """The bubblewrap prefix that puts the agent in a PID namespace of its own, or () where it does not work.
+
+    The file system is the host's, read-only (the agent needs its own installation), with a
+    fresh ``/proc`` (no process of the harness can be seen), a minimal ``/dev`` and a private
+    ``/tmp``; :func:`confined_argv` makes the episode's workspace and home writable and shows
+    the agent's installation again where it lies under the host's ``/tmp``.
+    """
+    if os.environ.get(NO_PIDNS_ENV) == "1":
+        return ()
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return ()
+    prefix = (bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+              "--unshare-pid", "--die-with-parent", "--")
+    try:
+        done = subprocess.run([*prefix, "/bin/sh", "-c", "exit 0"], capture_output=True, timeout=20, env={})
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return prefix if done.returncode == 0 else ()
+
+
+def host_tmp_roots(paths: list[str], writable: list[Path]) -> list[str]:
+    """The top folders under the host's ``/tmp`` that ``paths`` lie in (an installation in a
+    ``mktemp -d`` checkout, say), except those holding a ``writable`` folder (the workspaces)."""
+    keep = [os.path.realpath(w) for w in writable]
+    roots: list[str] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        parts = real.split(os.sep)
+        if len(parts) < 3 or parts[1] != "tmp" or not parts[2]:
+            continue
+        root = os.sep.join(parts[:3])
+        if root not in roots and not any(w == root or w.startswith(root + os.sep) for w in keep):
+            roots.append(root)
+    return roots
+
+
+def confined_argv(argv: list[str], writable: list[Path], search_path: str = "") -> list[str]:
+    """``argv`` inside :func:`pid_namespace_wrapper`, with only ``writable`` writable; ``argv`` as it
+    is where there is no wrapper (``JEVAL_EXTERNAL_NO_PIDNS=1``).
+
+    The agent's ``/tmp`` is a private one. What it runs from the host's ``/tmp`` (the absolute
+    paths of ``argv``, the ``search_path`` entries, this interpreter and this package) is shown
+    again, read-only.
+    """
+    wrapper = pid_namespace_wrapper()
+    if not wrapper:
+        return list(argv)
+    import pytest_jeval
+
+    candidates = [a for a in argv if a.startswith(os.sep)] + [p for p in search_path.split(os.pathsep) if p]
+    candidates += [sys.executable, sys.prefix, sys.base_prefix, os.path.dirname(pytest_jeval.__file__)]
+    shown = [arg for root in host_tmp_roots(candidates, writable) for arg in ("--ro-bind", root, root)]
+    binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
+    return [*wrapper[:-1], *shown, *binds, "--", *argv]
+
+
+NO_PIDNS_ENV = "JEVAL_EXTERNAL_NO_PIDNS"
+"""Set to ``1`` to run external agents without a PID namespace (process group and session only)."""
+
+
+def containment_problem() -> str | None:
+    """Why external agents cannot be contained here (no working bubblewrap), or None."""
+    if os.environ.get(NO_PIDNS_ENV) == "1" or pid_namespace_wrapper():
+        return None
+    return ("bubblewrap cannot make a PID namespace here, and without one the agent could read the harness's "
+            "keys through /proc; install it (apt-get install -y bubblewrap), or set "
+            f"{NO_PIDNS_ENV}=1 to accept process-group containment only")
+
+
+def containment() -> str:
+    """``pidns`` (bubblewrap PID namespace) or ``group`` (process group and session only)."""
+    return "pidns" if pid_namespace_wrapper() else "group"
+
+
+def processes_with(marker: str) -> list[int]:
+    """PIDs of the processes (other than this one) whose environment contains ``marker``."""
+    needle = marker.encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                if needle in fh.read():
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
+
+
+async def kill_marked(marker: str, settle: float = 0.5) -> int:
+    """Kill every live process whose environment carries ``marker``; how many were left.
+
+    Processes that are already dying (a PID namespace being torn down) get ``settle``
+    seconds to go before they are counted.
+    """
+    deadline = time.monotonic() + settle
+    while True:
+        pids = [pid for pid in processes_with(marker) if _alive(pid)]
+        if not pids or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(0.05)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(pids)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+# -- output capture ----------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Capture:
+    """One output stream: its head and its tail up to :data:`MAX_CAPTURE` bytes, and its length."""
+
+    limit: int = MAX_CAPTURE
+    head: bytearray = dataclasses.field(default_factory=bytearray)
+    tail: bytearray = dataclasses.field(default_factory=bytearray)
+    total: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        """Keep what fits."""
+        self.total += len(chunk)
+        half = self.limit // 2
+        room = half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > half:
+                del self.tail[: len(self.tail) - half]
+
+    @property
+    def truncated(self) -> bool:
+        """True when bytes were dropped."""
+        return self.total > len(self.head) + len(self.tail)
+
+    def text(self) -> str:
+        """The kept bytes as text (a cut is marked)."""
+        head = self.head.decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        if self.truncated:
+            return f"{head}\n[... {self.total - len(self.head) - len(self.tail)} bytes cut ...]\n{tail}"
+        return head + tail
+
+
+async def _drain(stream: asyncio.StreamReader | None, capture: Capture) -> None:
+    if stream is None:
+        return
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            return
+        capture.add(chunk)
+
+
+# -- the episode -------------------------------------------------------------------------
+
+def content_text(content: Any) -> str:
+    """The text of a message's ``content``: a string, or the ``text`` of its parts ('' otherwise)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def prompt_text(messages: Messages) -> str:
+    """The text of the episode's opening messages, as the agent's prompt file holds it."""
+    parts = [content_text(m.get("content")) for m in messages]
+    return "\n\n".join(p for p in parts if p)
+
+
+def agent_environment(*, home: Path, base_url: str, key: str, model: str,
+                      extra: dict[str, str]) -> dict[str, str]:
+    """The agent's whole environment: built from scratch, nothing secret inherited."""
+    env = {
+        "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "TMPDIR": str(home / "tmp"),  # the rest of the file system, /tmp included, is read-only to the agent
+        "LANG": os.environ.get("LANG") or "C.UTF-8",
+        "OPENAI_BASE_URL": base_url,
+        "OPENAI_API_KEY": key,
+        "JEVAL_MODEL": model,
+    }
+    env.update(extra)
+    return env
+
+
+def conversation_tool_calls(messages: Messages) -> list[ToolCallRecord]:
+    """The tool calls of a recorded conversation, each with the ``role=tool`` result the agent sent back."""
+    results = {str(m.get("tool_call_id")): content_text(m.get("content"))
+               for m in messages if m.get("role") == "tool"}
+    records = []
+    turn = 0
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        turn += 1
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            call_id = str(call.get("id") or "")
+            arguments = str(fn.get("arguments") or "")
+            records.append(ToolCallRecord(id=call_id, name=str(fn.get("name") or ""), arguments=arguments,
+                                          turn=turn, parsed=_parse(arguments), result=results.get(call_id, ""),
+                                          error=None if call_id in results else "no result in the conversation"))
+    return records
+
+
+def _parse(raw: str) -> dict[str, Any] | None:
+    import json
+
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: Scheduler, endpoint: Endpoint,
+                               *, agent: ExternalAgent | None = None) -> Episode:
+    """Run one sample with the benchmark's external agent behind a recording proxy; the finished episode.
+
+    The episode's last reply is the agent's final answer (``answer_from`` of its
+    invocation), so the ``response`` and ``episode`` fixtures work as for the agent backend.
+    """
+    from pytest_jeval.agents.external.proxy import RecordingProxy
+    from pytest_jeval.agents.setup import nonce_of
+    from pytest_jeval.agents.workspace import make_workspace, remove_workspace
+
+    model_id = setup.model
+    spec = setup.spec
+    agent = agent or setup.external
+    if agent is None:
+        raise ValueError(f"{setup.benchmark}: no external agent to run")
+    limits = setup.limits
+    messages = setup.first_messages(sample)
+    nonce = nonce_of(sample)
+    attachments: Sequence[Any] = spec.attachments(sample) if spec.attachments is not None else ()
+
+    def build(conversation: Messages, options: dict[str, Any]) -> ChatRequest:
+        return setup.request(conversation, nonce=nonce, **options)
+
+    async def forward(request: ChatRequest) -> Reply:
+        reply = await asyncio.wrap_future(scheduler.submit(endpoint, request))
+        return dataclasses.replace(reply, sent=tuple(request.sent().items()))
+
+    proxy = RecordingProxy(model=model_id, limits=limits, forward=forward, build=build)
+    workspace = await asyncio.to_thread(make_workspace, list(attachments))
+    home = await asyncio.to_thread(make_workspace)
+    started = time.monotonic()
+    try:
+        base_url = await proxy.start()
+        prompt_file = Path(home) / "prompt.md"
+        prompt_file.write_text(prompt_text(messages), encoding="utf-8")
+        (Path(home) / "tmp").mkdir(mode=0o700, exist_ok=True)  # the agent's TMPDIR
+        invocation = agent.invocation(prompt_file=prompt_file, workspace=Path(workspace), home=Path(home),
+                                      model=model_id, base_url=base_url, api_key=proxy.key)
+        for rel, content in invocation.files.items():
+            target = (Path(home) / rel).resolve()
+            if Path(home).resolve() not in target.parents:
+                raise ValueError(f"the agent's file {rel!r} lies outside its home")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+        env = agent_environment(home=Path(home), base_url=base_url, key=proxy.key, model=model_id,
+                                extra=invocation.env)
+        process = await _run(invocation, env, Path(workspace), limits, proxy.key)
+    except (OSError, ValueError) as exc:
+        proxy.stop_episode("error", f"the agent could not start: {type(exc).__name__}: {exc}")
+        process = None
+    finally:
+        await proxy.stop()
+        await asyncio.to_thread(remove_workspace, workspace)
+        await asyncio.to_thread(remove_workspace, home)
+    return _finish(proxy, agent, process, messages, time.monotonic() - started)
+
+
+@dataclasses.dataclass
+class _Process:
+    invocation: AgentInvocation
+    status: int | None
+    stdout: Capture
+    stderr: Capture
+    timed_out: bool
+    seconds: float
+    survivors: int
+    containment: str
+
+
+async def _reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
+    """An asyncio reader of the read end ``fd`` of a pipe (the transport closes it)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 16)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                os.fdopen(fd, "rb", buffering=0))
+    return reader, transport
+
+
+async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path, limits: Limits,
+               marker: str) -> _Process:
+    """Run the agent to its end or its time limit; kill whatever of it is left.
+
+    The output pipes are the runner's own (not asyncio's), so waiting for the agent's exit
+    never waits for a daemon that holds them open.
+    """
+    home = env.get("HOME")
+    writable = [workspace, *([Path(home)] if home else [])]
+    argv = confined_argv(list(invocation.argv), writable, env.get("PATH", ""))
+    out, err = Capture(), Capture()
+    started = time.monotonic()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=str(workspace), env=env, stdin=asyncio.subprocess.DEVNULL, stdout=out_w, stderr=err_w,
+                start_new_session=True)
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        out_reader, out_t = await _reader(out_r)
+        out_r = -1
+        transports.append(out_t)
+        err_reader, err_t = await _reader(err_r)
+        err_r = -1
+        transports.append(err_t)
+        drains = asyncio.ensure_future(asyncio.gather(_drain(out_reader, out), _drain(err_reader, err)))
+        timed_out = False
+        try:
+            await asyncio.wait_for(proc.wait(), limits.time_limit)
+        except asyncio.TimeoutError:
+            timed_out = True
+        except BaseException:  # cancelled (the run is closing): nothing of the agent may stay behind
+            _kill_group(proc.pid)
+            for pid in processes_with(f"OPENAI_API_KEY={marker}"):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            raise
+        finally:
+            _kill_group(proc.pid)  # the agent's group, and whatever of it is left after a clean exit
+        if proc.returncode is None:
+            await proc.wait()
+        survivors = await kill_marked(f"OPENAI_API_KEY={marker}")
+        try:
+            await asyncio.wait_for(asyncio.shield(drains), 5.0)
+        except asyncio.TimeoutError:  # something outside our reach still holds the pipes: stop reading
+            drains.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await drains
+    finally:
+        for fd in (out_r, err_r):
+            if fd >= 0:
+                os.close(fd)
+        for transport in transports:
+            transport.close()
+    return _Process(invocation=invocation, status=proc.returncode, stdout=out, stderr=err, timed_out=timed_out,
+                    seconds=time.monotonic() - started, survivors=survivors,
+                    containment=containment())
+
+
+def _finish(proxy: Any, agent: ExternalAgent, process: _Process | None, messages: Messages,
+            seconds: float) -> Episode:
+    ep: Episode = proxy.episode
+    ep.wall_seconds = seconds
+    if not ep.messages:
+        ep.messages = [dict(m) for m in messages]
+    ep.tool_calls = conversation_tool_calls(ep.messages)
+    info: dict[str, Any] = {"backend": agent.name, "requests": proxy.exchanges,
+                            "proxy_overhead_seconds": round(proxy.overhead_seconds, 6)}
+    if process is not None:
+        stdout, stderr = process.stdout.text(), process.stderr.text()
+        info.update(
+            argv=list(process.invocation.argv), exit_status=process.status, timed_out=process.timed_out,
+            seconds=round(process.seconds, 6), containment=process.containment, survivors=process.survivors,
+            stdout=cut_output(stdout, MAX_KEPT)[0], stderr=cut_output(stderr, MAX_KEPT)[0],
+            stdout_bytes=process.stdout.total, stderr_bytes=process.stderr.total,
+            stdout_truncated=process.stdout.truncated, stderr_truncated=process.stderr.truncated)
+        if process.timed_out:
+            proxy.stopped = None  # the time limit is why it stopped, whatever the proxy saw before
+            proxy.stop_episode("time_limit", f"the agent ran past {proxy.limits.time_limit:g}s and was killed")
+        elif process.status != 0 and proxy.stopped is None:
+            tail = stderr.strip()[-STDERR_TAIL:]
+            proxy.stop_episode("error", f"the agent exited with status {process.status}"
+                                        + (f": {tail}" if tail else ""))
+        try:
+            answer = process.invocation.answer_from(stdout, stderr, process.status or 0)
+        except Exception as exc:  # an adapter that cannot read the output: the episode is an error
+            answer = ""
+            if proxy.stopped is None:
+                proxy.stop_episode("error", f"reading the agent's answer failed: {type(exc).__name__}: {exc}")
+        ep.replies.append(_final_reply(answer, proxy.model, ep.replies))
+    ep.external = info
+    return ep
+
+
+def _final_reply(answer: str, model: str, replies: list[Reply]) -> Reply:
+    """The agent's answer as the episode's last reply: it carries no tokens of its own (the proxied turns do)."""
+    cached = bool(replies) and all(r.cached for r in replies)
+    last = replies[-1] if replies else None
+    return Reply(text=answer, model=model, prompt_tokens=0, completion_tokens=0, cached=cached, attempts=0,
+                 finish_reason="stop", sent=last.sent if last is not None else (),
+                 message={"role": "assistant", "content": answer})

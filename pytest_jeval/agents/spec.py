@@ -1,0 +1,63 @@
+"""How a benchmark runs as an agent: its tools, its environment, its simulated user."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from pytest_jeval.agents.tool import Tool
+from pytest_jeval.core.chat import Messages, PromptLike, Reply
+from pytest_jeval.core.sample import Sample
+
+AsyncChat = Callable[[Messages], Awaitable[Reply]]
+"""Send one chat (messages) to a model through the plugin's scheduler and await the reply."""
+
+
+class UserSimulator(Protocol):
+    """The user side of a multi-turn task (tau-bench style)."""
+
+    async def next_message(self, conversation: Messages) -> str | None:
+        """The user's next message after the agent answered, or None when the user is done.
+
+        ``conversation`` is what the user can see: the user and assistant messages
+        with text (no system prompt, no tool traffic).
+        """
+        ...
+
+
+UserFactory = Callable[[Sample, "AsyncChat | None"], UserSimulator]
+"""Make the episode's user: the sample, and the ``[user]`` model (None when the suite has no ``[user]``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSpec:
+    """A benchmark's agent side; set it as ``Benchmark(agent=AgentSpec(...))``.
+
+    Without one, a benchmark that allows the agent backend runs its ordinary prompt
+    with the suite's ``tools`` (the built-ins named there).
+    """
+
+    tools: Sequence[Tool] | Callable[[Sample], Sequence[Tool]] = ()
+    """The benchmark's own tools (a list, or one list per sample). When set, the suite's
+    ``tools`` key is ignored for this benchmark."""
+    default_tools: Sequence[str] = ()
+    """Built-in tools (by name) used when the suite's ``tools`` names none."""
+    environment: Callable[[Sample, Path], Any] | None = None
+    """Make the per-episode state (a mock API, a database) before the first turn; the
+    tools get it as ``ctx.state`` and the test as ``episode.state``."""
+    attachments: Callable[[Sample], Sequence[Path]] | None = None
+    """Files copied into the episode's workspace before the first turn."""
+    prompt: Callable[[Sample], PromptLike] | None = None
+    """The first messages of the episode (default: the benchmark's ``prompt``)."""
+    user: UserFactory | None = None
+    """A simulated user: after each answer without tool calls the user may speak again."""
+    max_turns: int | None = None
+    """The benchmark's own cap on model turns (the suite's ``max_turns`` may lower it)."""
+    execute: bool = True
+    """False: the first reply's tool calls are the answer and are not run (BFCL single-turn)."""
+    tool_choice: str | None = None
+    """``auto`` (the API's default when None), ``required`` or ``none``."""
+    parallel_tool_calls: bool | None = None
+    """Sent when not None."""

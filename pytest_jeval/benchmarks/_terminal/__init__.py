@@ -1,0 +1,1 @@
+"""Shared by the terminal benchmarks: the Terminal-Bench 2 task folder loader."""

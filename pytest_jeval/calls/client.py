@@ -1,0 +1,124 @@
+"""The small typed chat client that the ``model`` and ``judge`` fixtures hand to tests."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from pytest_jeval.calls.settings import RequestSettings, adapt, build_request
+from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError, PromptLike, Reply
+
+Submit = Callable[[Endpoint, ChatRequest], "concurrent.futures.Future[Reply]"]
+
+
+class ModelClient:
+    """Chat with one model through the plugin's scheduler (concurrency, retries, cache).
+
+    Benchmarks never build HTTP requests themselves: they call :meth:`chat`.
+    Every reply is reported to ``on_reply`` so the item's record can count its
+    tokens, latency and cost.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        endpoint: Endpoint,
+        submit: Submit,
+        temperature: float = 0.0,
+        max_tokens: int = 2048,
+        system_prompt: str | None = None,
+        stream: bool = False,
+        on_reply: Callable[[Reply], None] | None = None,
+        role: str = "model",
+        settings: RequestSettings | None = None,
+        on_error: Callable[[EndpointError], None] | None = None,
+    ) -> None:
+        self.name = name
+        """The model id sent to the endpoint."""
+        self.role = role
+        """``model`` or ``judge``."""
+        self.settings = settings if settings is not None else adapt(
+            name, temperature=temperature, max_tokens=max_tokens, stream=stream, system_prompt=system_prompt)
+        """What every request carries (:func:`~pytest_jeval.calls.settings.build_request`)."""
+        self.temperature = temperature if settings is None else settings.temperature
+        self.max_tokens = max_tokens if settings is None else settings.max_tokens
+        self._endpoint = endpoint
+        self._submit = submit
+        self._on_reply = on_reply
+        self._on_error = on_error
+
+    def __repr__(self) -> str:
+        return f"ModelClient({self.role}={self.name!r}, endpoint={self._endpoint.label!r})"
+
+    def request(
+        self,
+        prompt: PromptLike,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        logprobs: bool = False,
+        top_logprobs: int | None = None,
+        nonce: int = 0,
+        **extra: Any,
+    ) -> ChatRequest:
+        """Build the :class:`ChatRequest` that :meth:`chat` would send."""
+        return build_request(self.settings, prompt, temperature=temperature, max_tokens=max_tokens,
+                             logprobs=logprobs, top_logprobs=top_logprobs, nonce=nonce, **extra)
+
+    def submit(self, prompt: PromptLike, **kwargs: Any) -> concurrent.futures.Future[Reply]:
+        """Send without waiting; the future gives the :class:`Reply` (or raises EndpointError)."""
+        request = self.request(prompt, **kwargs)
+        future = _with_sent(self._submit(self._endpoint, request), request)
+        if self._on_reply is not None or self._on_error is not None:
+            on_reply, on_error = self._on_reply, self._on_error
+
+            def report(f: concurrent.futures.Future[Reply]) -> None:
+                if f.cancelled():
+                    return
+                exc = f.exception()
+                if exc is None and on_reply is not None:
+                    on_reply(f.result())
+                elif isinstance(exc, EndpointError) and on_error is not None:
+                    on_error(exc)
+
+            future.add_done_callback(report)
+        return future
+
+    def chat(self, prompt: PromptLike, **kwargs: Any) -> Reply:
+        """Send a prompt (a string or a list of chat messages) and wait for the reply.
+
+        Keyword arguments: ``temperature``, ``max_tokens``, ``logprobs``,
+        ``top_logprobs``, ``nonce`` (to repeat an identical request deliberately)
+        and any other chat-completions parameter. Raises
+        :class:`~pytest_jeval.core.chat.EndpointError` when retries are exhausted.
+        """
+        request = self.request(prompt, **kwargs)
+        try:
+            reply = self._submit(self._endpoint, request).result()
+        except EndpointError as exc:
+            if self._on_error is not None:
+                self._on_error(exc)
+            raise
+        reply = dataclasses.replace(reply, sent=tuple(request.sent().items()))
+        if self._on_reply is not None:
+            self._on_reply(reply)
+        return reply
+
+
+def _with_sent(future: concurrent.futures.Future[Reply], request: ChatRequest) -> concurrent.futures.Future[Reply]:
+    """A future of ``future``'s reply with :attr:`Reply.sent` filled from ``request``."""
+    out: concurrent.futures.Future[Reply] = concurrent.futures.Future()
+
+    def copy(done: concurrent.futures.Future[Reply]) -> None:
+        if done.cancelled():
+            out.cancel()
+        elif done.exception() is not None:
+            out.set_exception(done.exception())
+        else:
+            out.set_result(dataclasses.replace(done.result(), sent=tuple(request.sent().items())))
+
+    future.add_done_callback(copy)
+    return out

@@ -1,1 +1,0 @@
-"""Model engines: the OpenAI-compatible client and the bundled local model server."""

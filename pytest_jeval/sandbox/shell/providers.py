@@ -1,0 +1,375 @@
+"""Sandbox providers for terminal tasks: start, exec, copy in, copy out, stop.
+
+A :class:`Provider` starts one :class:`Sandbox` per episode from a task's
+``environment/`` folder. The sandbox is the task's machine: the agent's ``bash`` calls
+run in it one after another, and the checker runs ``tests/test.sh`` in it afterwards.
+
+``bubblewrap`` (the default, the only supported provider) keeps the task's state in a
+private host directory and starts a fresh ``bwrap`` for every exec:
+
+| path inside | what | writable |
+|---|---|---|
+| ``/`` | the cached Debian root filesystem (:mod:`.rootfs`) | no (read-only bind) |
+| ``/app`` | the task directory: ``environment/`` copied in | yes, kept for the episode |
+| ``/tmp`` | private to the episode (also ``HOME``) | yes, kept for the episode |
+| ``/tests``, ``/logs`` | the checker's files, copied in after the episode | ``/logs`` only |
+| ``/proc``, ``/dev`` | private | no |
+
+Each exec has new user, PID, network, IPC, UTS and mount namespaces (no network at all:
+only a down loopback), its own session and process group, the rlimits of the project's
+sandbox, a scrubbed environment, and runs as a per-run uid when the runner is root (as
+the ``bubblewrap+uid-per-run`` plan does). At its timeout the whole group is killed, and
+with it the PID namespace: no process outlives an exec.
+
+``docker`` is a sketch for real Terminal-Bench 2 task folders: it is **untested here**
+and refused unless ``JEVAL_TERMINAL_DOCKER=untested`` is set (docs/terminal.md).
+"""
+
+from __future__ import annotations
+
+import abc
+import atexit
+import dataclasses
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import ClassVar
+
+from pytest_jeval.sandbox.files import remove_tree
+from pytest_jeval.sandbox.limits import Limits, make_preexec
+from pytest_jeval.sandbox.plans import SANDBOX_UID, current_plan, popen_identity, run_identity
+from pytest_jeval.sandbox.process import _kill_group, _read_capped, _StdinFile, _wait_unreaped
+from pytest_jeval.sandbox.workdir import chown_tree, make_workspace_dir
+
+__all__ = ["PROVIDERS", "BubblewrapProvider", "DockerProvider", "ExecOutcome", "Provider", "ProviderUnavailable",
+           "Sandbox", "get_provider", "stop_all"]
+
+TASK_DIR = "/app"
+"""The task's working directory inside the sandbox (Terminal-Bench 2's ``WORKDIR``)."""
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+MAX_OUTPUT = 16 * 1024
+"""Bytes of stdout and of stderr an exec keeps (head and tail)."""
+
+
+class ProviderUnavailable(Exception):
+    """The provider cannot run on this machine (a program or the root filesystem is missing);
+    the message names the command that installs it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ExecOutcome:
+    """What one command in the sandbox did."""
+
+    returncode: int
+    """The exit status (a shell's ``128 + N`` for a command killed by signal N)."""
+    stdout: str
+    stderr: str
+    timed_out: bool
+    """True when the timeout ran out and the command's processes were killed."""
+    seconds: float
+    """Wall-clock seconds of the exec, sandbox start included."""
+
+
+class Sandbox(abc.ABC):
+    """One running task environment."""
+
+    workdir: str = TASK_DIR
+
+    @abc.abstractmethod
+    def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
+        """Run ``bash -c command`` in :attr:`workdir`; killed (with its children) after ``timeout`` s."""
+
+    @abc.abstractmethod
+    def copy_in(self, source: Path, dest: str) -> None:
+        """Copy the host file or folder ``source`` to ``dest`` (an absolute path inside the sandbox)."""
+
+    @abc.abstractmethod
+    def copy_out(self, source: str, dest: Path) -> None:
+        """Copy ``source`` (a file inside the sandbox) to the host path ``dest``."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """End the sandbox and delete its files (a second call does nothing)."""
+
+
+class Provider(abc.ABC):
+    """Makes sandboxes of one kind."""
+
+    name: ClassVar[str]
+    supported: ClassVar[bool]
+    """True only for providers this project's test suite runs."""
+
+    @abc.abstractmethod
+    def check(self) -> None:
+        """Raise :class:`ProviderUnavailable` (naming the install command) when it cannot run here."""
+
+    @abc.abstractmethod
+    def start(self, environment: Path | None) -> Sandbox:
+        """A new sandbox with the files of the folder ``environment`` in :data:`TASK_DIR`."""
+
+
+# ------------------------------------------------------------------------------------------ bubblewrap
+
+_live: set[Sandbox] = set()
+_live_lock = threading.Lock()
+
+
+def stop_all() -> None:
+    """Stop every sandbox still running in this process (also run at exit)."""
+    with _live_lock:
+        boxes = list(_live)
+    for box in boxes:
+        box.stop()
+
+
+atexit.register(stop_all)
+
+_PARTS = ("app", "tmp", "tests", "logs")
+
+
+class BubblewrapSandbox(Sandbox):
+    """A task environment kept in a private host directory; every exec is a fresh ``bwrap``."""
+
+    def __init__(self, bwrap: str, rootfs: Path, *, memory_mb: int = 2048, max_processes: int = 256,
+                 file_size_mb: int = 256) -> None:
+        self.bwrap = bwrap
+        self.rootfs = rootfs
+        self.memory_mb, self.max_processes, self.file_size_mb = memory_mb, max_processes, file_size_mb
+        self.root: Path | None = Path(make_workspace_dir())
+        self._lock = threading.Lock()
+        for part in _PARTS:
+            os.mkdir(self.root / part, 0o755)
+        with _live_lock:
+            _live.add(self)
+
+    def _host(self, inside: str) -> Path:
+        """The host path of an absolute sandbox path below one of the writable parts."""
+        if self.root is None:
+            raise RuntimeError("the sandbox was stopped")
+        norm = os.path.normpath(inside)
+        parts = norm.strip("/").split("/")
+        if not os.path.isabs(inside) or parts[0] not in _PARTS or ".." in parts:
+            raise ValueError(f"{inside!r} is not below {', '.join('/' + p for p in _PARTS)}")
+        return self.root.joinpath(*parts)
+
+    def argv(self, command: str) -> list[str]:
+        """The ``bwrap`` command line of one exec."""
+        assert self.root is not None
+        argv = [self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+                "--new-session", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+                "--hostname", "jeval-task", "--ro-bind", str(self.rootfs), "/",
+                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
+                "--bind", str(self.root / "app"), "/app", "--bind", str(self.root / "tmp"), "/tmp"]
+        if any((self.root / "tests").iterdir()):
+            argv += ["--ro-bind", str(self.root / "tests"), "/tests", "--bind", str(self.root / "logs"), "/logs"]
+        return [*argv, "--chdir", self.workdir, "/bin/bash", "-c", command]
+
+    def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
+        """Run ``bash -c command`` in ``/app``; the process group (and PID namespace) dies at ``timeout``."""
+        with self._lock:
+            if self.root is None:
+                raise RuntimeError("the sandbox was stopped")
+            plan = current_plan()
+            limits = Limits.for_run(timeout, self.memory_mb, self.max_processes, self.file_size_mb)
+            env = {"PATH": SANDBOX_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "TERM": "dumb",
+                   "USER": "nobody"}
+            runner = (os.geteuid(), os.getegid())
+            with run_identity(plan) as owner:
+                if owner is not None:
+                    chown_tree(str(self.root), *owner)
+                try:
+                    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+                            _StdinFile(stdin) as inp:
+                        start = time.monotonic()
+                        proc = subprocess.Popen(
+                            self.argv(command), cwd="/", env=env, stdin=inp, stdout=out, stderr=err,
+                            close_fds=True, start_new_session=True, preexec_fn=make_preexec(limits),
+                            **popen_identity(plan, owner))
+                        try:
+                            exited = _wait_unreaped(proc, timeout)
+                        finally:
+                            _kill_group(proc.pid)
+                            returncode = int(proc.wait())
+                        seconds = time.monotonic() - start
+                        stdout, stderr = _read_capped(out, MAX_OUTPUT), _read_capped(err, MAX_OUTPUT)
+                finally:
+                    if owner is not None:
+                        chown_tree(str(self.root), *runner)
+        from pytest_jeval.core.redact import redact
+
+        return ExecOutcome(returncode, redact(stdout), redact(stderr), not exited, seconds)
+
+    def copy_in(self, source: Path, dest: str) -> None:
+        """Copy a host file or folder into ``/app``, ``/tmp``, ``/tests`` or ``/logs`` (links are refused)."""
+        with self._lock:
+            target = self._host(dest)
+            _copy_tree(Path(source), target)
+
+    def copy_out(self, source: str, dest: Path) -> None:
+        """Copy a regular file of the sandbox to the host (a link or special file is refused)."""
+        with self._lock:
+            path = self._host(source)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise ValueError(f"{source} is not a regular file")
+                with os.fdopen(os.dup(fd), "rb") as src, open(dest, "wb") as out:
+                    shutil.copyfileobj(src, out)
+            finally:
+                os.close(fd)
+
+    def stop(self) -> None:
+        """Delete the sandbox's files (no process of it is running between execs)."""
+        with self._lock:
+            root, self.root = self.root, None
+            with _live_lock:
+                _live.discard(self)
+        if root is not None:
+            remove_tree(str(root))
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """Copy files (mode bits kept, set-id bits dropped) and folders; links and special files are refused."""
+    info = os.lstat(source)
+    if stat.S_ISDIR(info.st_mode):
+        target.mkdir(mode=0o755, exist_ok=True)
+        for child in sorted(os.listdir(source)):
+            _copy_tree(source / child, target / child)
+    elif stat.S_ISREG(info.st_mode):
+        if os.path.lexists(target):
+            raise ValueError(f"{target.name} already exists in the sandbox")
+        shutil.copyfile(source, target, follow_symlinks=False)
+        os.chmod(target, stat.S_IMODE(info.st_mode) & 0o777 | 0o600)
+    else:
+        raise ValueError(f"{source} is a link or special file; task folders hold only files and folders")
+
+
+class BubblewrapProvider(Provider):
+    """The default provider: the cached root filesystem under bubblewrap (see the module docstring)."""
+
+    name = "bubblewrap"
+    supported = True
+
+    def _bwrap(self) -> str:
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            raise ProviderUnavailable(
+                "terminal tasks need bubblewrap: apt-get install -y bubblewrap (or make bubblewrap)")
+        return bwrap
+
+    def check(self) -> None:
+        """bwrap is installed, the project's sandbox uses it, and the root filesystem is built."""
+        from pytest_jeval.sandbox.shell.rootfs import RootfsError, require_rootfs
+
+        self._bwrap()
+        plan = current_plan()
+        if plan.bwrap is None:
+            raise ProviderUnavailable(
+                f"terminal tasks need the bubblewrap sandbox, but this machine's sandbox is {plan.name!r} "
+                "(bwrap cannot create namespaces here; see docs/sandbox.md)")
+        try:
+            require_rootfs()
+        except RootfsError as exc:
+            raise ProviderUnavailable(str(exc)) from None
+
+    def start(self, environment: Path | None) -> Sandbox:
+        """A sandbox with the files of ``environment`` copied into ``/app``."""
+        from pytest_jeval.sandbox.shell.rootfs import require_rootfs
+
+        box = BubblewrapSandbox(self._bwrap(), require_rootfs())
+        try:
+            if environment is not None:
+                for child in sorted(os.listdir(environment)):
+                    box.copy_in(environment / child, f"{TASK_DIR}/{child}")
+        except BaseException:
+            box.stop()
+            raise
+        return box
+
+
+# -------------------------------------------------------------------------------------- docker (untested)
+
+DOCKER_OPT_IN = "JEVAL_TERMINAL_DOCKER"
+
+
+class DockerSandbox(Sandbox):
+    """UNTESTED: a container built from a task's ``environment/Dockerfile``."""
+
+    def __init__(self, docker: str, container: str) -> None:
+        self.docker, self.container = docker, container
+        self.stopped = False
+
+    def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
+        """``docker exec`` (the command is killed by ``timeout`` on the host side)."""
+        start = time.monotonic()
+        try:
+            proc = subprocess.run([self.docker, "exec", "-i", "-w", self.workdir, self.container, "bash", "-c",
+                                   command], input=(stdin or "").encode(), capture_output=True, timeout=timeout,
+                                  check=False)
+        except subprocess.TimeoutExpired as exc:
+            out = (exc.stdout or b"").decode("utf-8", "replace")
+            return ExecOutcome(124, out, "", True, time.monotonic() - start)
+        return ExecOutcome(proc.returncode, proc.stdout.decode("utf-8", "replace")[-MAX_OUTPUT:],
+                           proc.stderr.decode("utf-8", "replace")[-MAX_OUTPUT:], False, time.monotonic() - start)
+
+    def copy_in(self, source: Path, dest: str) -> None:
+        """``docker cp``."""
+        subprocess.run([self.docker, "cp", str(source), f"{self.container}:{dest}"], check=True, capture_output=True)
+
+    def copy_out(self, source: str, dest: Path) -> None:
+        """``docker cp``."""
+        subprocess.run([self.docker, "cp", f"{self.container}:{source}", str(dest)], check=True, capture_output=True)
+
+    def stop(self) -> None:
+        """``docker rm -f``."""
+        if not self.stopped:
+            self.stopped = True
+            subprocess.run([self.docker, "rm", "-f", self.container], check=False, capture_output=True)
+
+
+class DockerProvider(Provider):
+    """UNTESTED sketch: ``docker build`` of ``environment/``, then ``docker run`` without network.
+
+    Refused unless ``JEVAL_TERMINAL_DOCKER=untested`` is set: nothing here is run by the test suite.
+    """
+
+    name = "docker"
+    supported = False
+
+    def check(self) -> None:
+        """Refused without the opt-in; docker must be installed."""
+        if os.environ.get(DOCKER_OPT_IN) != "untested":
+            raise ProviderUnavailable(
+                f'sandbox = "docker" is not supported (it is untested here); set {DOCKER_OPT_IN}=untested to try it '
+                'anyway, or use the default sandbox = "bubblewrap"')
+        if shutil.which("docker") is None:
+            raise ProviderUnavailable("sandbox = \"docker\" needs the docker CLI and a daemon (docs.docker.com)")
+
+    def start(self, environment: Path | None) -> Sandbox:
+        """Build the image (tag by the folder's hash) and start a container that sleeps."""
+        self.check()
+        docker = shutil.which("docker") or "docker"
+        if environment is None or not (environment / "Dockerfile").is_file():
+            raise ValueError("the docker provider needs environment/Dockerfile")
+        tag = f"jeval-terminal-{abs(hash(str(environment.resolve()))):x}"
+        subprocess.run([docker, "build", "-q", "-t", tag, str(environment)], check=True, capture_output=True)
+        proc = subprocess.run([docker, "run", "-d", "--network", "none", tag, "sleep", "infinity"],
+                              check=True, capture_output=True, text=True)
+        return DockerSandbox(docker, proc.stdout.strip())
+
+
+PROVIDERS: dict[str, type[Provider]] = {"bubblewrap": BubblewrapProvider, "docker": DockerProvider}
+"""Sandbox providers by the name a task index gives in ``sandbox``."""
+
+
+def get_provider(name: str) -> Provider:
+    """The provider called ``name``; ValueError for an unknown one."""
+    try:
+        return PROVIDERS[name]()
+    except KeyError:
+        raise ValueError(f"unknown sandbox {name!r}; the providers are: {', '.join(PROVIDERS)}") from None

@@ -1,0 +1,227 @@
+"""Sandboxed programs that work in a caller's directory (an agent's workspace).
+
+:func:`run_python` runs code in a fresh run directory it deletes afterwards. An agent's
+``python`` and ``bash`` tools instead work in the episode's *workspace*, a directory that
+lives for the whole episode and that in-process file tools read and write between runs.
+:func:`run_in_workspace` runs one program there under the same isolation plan, limits,
+scrubbed environment and kill logic as every other sandboxed run; the workspace takes the
+place of the run directory (with bubblewrap it is the only host directory mounted, at
+``/sandbox``).
+
+Plans that run the program as another uid (``uid-per-run``, ``uid-drop``) need the
+workspace to be that uid's for the run: it is chowned to the run's uid before the start and
+back to the runner after the end, walking the tree through ``O_NOFOLLOW`` descriptors (links
+are never followed; set-uid and set-gid bits are stripped; a file with more than one hard
+link is left alone, as it may also live outside the workspace).
+
+The programs never have network: a plan without a network namespace is refused
+(``SandboxError``), so the promise holds on every machine or the tool does not run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import IO
+
+from pytest_jeval.sandbox.files import UnsafeDirectoryError, private_base_dir
+from pytest_jeval.sandbox.limits import (
+    Limits,
+    make_preexec,
+    sandbox_base_dir,
+    sandbox_python,
+    scrubbed_env,
+    world_accessible,
+)
+from pytest_jeval.sandbox.plans import (
+    SANDBOX_HOME,
+    IsolationPlan,
+    bwrap_command,
+    current_plan,
+    popen_identity,
+    run_identity,
+)
+from pytest_jeval.sandbox.process import (
+    ExecResult,
+    SandboxError,
+    _classify,
+    _kill_group,
+    _read_capped,
+    _StdinFile,
+    _wait_unreaped,
+)
+
+__all__ = ["make_workspace_dir", "run_in_workspace", "workspace_base_dir"]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def workspace_base_dir(parent: str | None = None) -> str:
+    """The 0711 directory workspaces are made in: ``<parent>/jeval-workspace-<euid>``.
+
+    ``parent`` defaults to ``/tmp`` when running as root (sandboxed programs then run as
+    other uids, which must be able to enter it) and to the temporary directory otherwise.
+    """
+    if parent is None:
+        parent = sandbox_base_dir(os.geteuid() == 0 if hasattr(os, "geteuid") else False)
+    return private_base_dir(parent, "jeval-workspace")
+
+
+def make_workspace_dir(parent: str | None = None) -> str:
+    """A fresh, empty, private (0700) workspace directory with a unique name."""
+    return tempfile.mkdtemp(prefix="ws-", dir=workspace_base_dir(parent))
+
+
+def run_in_workspace(
+    workspace: str | os.PathLike[str],
+    args: Sequence[str],
+    *,
+    executable: str | None = None,
+    stdin: str | None = None,
+    timeout: float = 10.0,
+    memory_mb: int = 1024,
+    max_processes: int = 64,
+    file_size_mb: int = 64,
+    max_output: int = 65_536,
+) -> ExecResult:
+    """Run one program sandboxed, with ``workspace`` as its writable working directory and home.
+
+    ``executable`` is an absolute path of a program the sandbox contains (``/bin/bash``);
+    None runs the sandbox's Python interpreter. ``args`` follow it. The program has no
+    network, the limits of :func:`run_python` and ``timeout`` seconds of wall-clock time,
+    after which its whole process group is killed (``status == "timeout"``). ``stdout`` and
+    ``stderr`` keep at most ``max_output`` bytes each and have keys redacted. With plans
+    that translate "killed by a signal" from an exit status above 128, that translation is
+    applied to the Python interpreter only (a shell's own 128+N statuses are reported as
+    they are). Raises ``SandboxError`` when the program cannot be started at all (no
+    network isolation on this machine, a workspace the run's uid cannot reach).
+    """
+    limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
+    plan = current_plan()
+    if "netns" not in plan.tags:
+        raise SandboxError(
+            f"the sandbox on this machine ({plan.name}) has no network namespace, and workspace programs "
+            "must run without network; install bubblewrap (apt-get install -y bubblewrap)")
+    path = os.path.abspath(os.fspath(workspace))
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise SandboxError(f"workspace {path} is not usable: {exc}") from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise SandboxError(f"workspace {path} is not a directory")
+    runner = (os.geteuid(), os.getegid())
+    with run_identity(plan) as owner:
+        if owner is not None and not world_accessible(path):
+            raise SandboxError(f"workspace {path} lies below a directory uid {owner[0]} cannot enter")
+        try:
+            if owner is not None:
+                chown_tree(path, *owner)
+            try:
+                with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, _StdinFile(stdin) as inp:
+                    python = sandbox_python(plan.drops_privileges)
+                    argv, inner_home = _command(plan, python, executable, list(args), path)
+                    returncode, timed_out, duration = _execute(
+                        plan, limits, argv, path, inner_home, owner, inp, out, err, timeout,
+                        translate=executable is None)
+                    stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
+            finally:
+                if owner is not None:
+                    chown_tree(path, *runner)
+        except (OSError, UnsafeDirectoryError) as exc:
+            raise SandboxError(f"could not prepare workspace {path} for the sandbox: {exc}") from exc
+    from pytest_jeval.core.redact import redact  # keys the program found never reach the model or a record
+
+    stdout, stderr = redact(stdout), redact(stderr)
+    return ExecResult(_classify(returncode, timed_out, stderr), returncode, stdout, stderr, duration,
+                      list(plan.tags))
+
+
+def _command(
+    plan: IsolationPlan, python: str, executable: str | None, args: list[str], workspace: str,
+) -> tuple[list[str], str]:
+    """``(argv, home)`` of one run, as :meth:`IsolationPlan.command` builds it for Python."""
+    if plan.bwrap is None:
+        return [*plan.prefix, executable or python, *args], workspace
+    real = os.path.realpath(python)  # bound read-only, so that `python3` works from a shell too
+    return [*bwrap_command(plan.bwrap, real, workspace), executable or real, *args], SANDBOX_HOME
+
+
+def _execute(
+    plan: IsolationPlan, limits: Limits, argv: list[str], cwd: str, home: str, owner: tuple[int, int] | None,
+    inp: IO[bytes] | int, out: IO[bytes], err: IO[bytes], timeout: float, *, translate: bool,
+) -> tuple[int, bool, float]:
+    env = scrubbed_env(home, "/tmp" if plan.bwrap else None)
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=inp, stdout=out, stderr=err, close_fds=True,
+            start_new_session=True, preexec_fn=make_preexec(limits), **popen_identity(plan, owner))
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SandboxError(f"could not start the sandboxed program: {exc}") from exc
+    try:
+        exited = _wait_unreaped(proc, timeout)
+    finally:
+        _kill_group(proc.pid)  # the whole group, before reaping (the group id cannot be reused yet)
+        returncode = int(proc.wait())
+    duration = time.monotonic() - start
+    if translate and plan.shell_init and returncode > 128:
+        returncode = -(returncode - 128)
+    return returncode, not exited, duration
+
+
+def chown_tree(path: str, uid: int, gid: int) -> None:
+    """Give ``path`` and everything in it to ``uid:gid`` without following any link.
+
+    Set-uid/set-gid bits of regular files are cleared; regular files with more than one
+    hard link keep their owner (the other link may be outside the tree).
+    """
+    fd = os.open(path, _DIR_FLAGS)
+    try:
+        _chown_dir(fd, uid, gid)
+    finally:
+        os.close(fd)
+
+
+def _chown_dir(fd: int, uid: int, gid: int) -> None:
+    os.fchown(fd, uid, gid)
+    with os.scandir(fd) as entries:
+        names = [entry.name for entry in entries]
+    for name in names:
+        try:
+            info = os.lstat(name, dir_fd=fd)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            try:
+                _chown_dir(child, uid, gid)
+            finally:
+                os.close(child)
+        elif stat.S_ISREG(info.st_mode):
+            _chown_file(fd, name, uid, gid)
+        else:  # links, FIFOs, sockets: the entry itself, never what it points to
+            os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
+
+
+def _chown_file(dir_fd: int, name: str, uid: int, gid: int) -> None:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:  # replaced meanwhile by something that cannot be opened: the entry itself
+        os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+        return
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.fchown(fd, uid, gid)
+            return
+        if info.st_nlink > 1:
+            return
+        os.fchown(fd, uid, gid)
+        if info.st_mode & (stat.S_ISUID | stat.S_ISGID):
+            os.fchmod(fd, stat.S_IMODE(info.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
+    finally:
+        os.close(fd)

@@ -1,0 +1,187 @@
+"""The fixtures benchmark modules use: ``sample``, ``model``, ``judge``, ``response`` and ``score``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_jeval.session.keys import case_key, runtime_key
+
+if TYPE_CHECKING:
+    from pytest_jeval.calls.client import ModelClient
+    from pytest_jeval.core.case import ItemCase
+    from pytest_jeval.core.chat import Reply
+    from pytest_jeval.core.episode import Episode
+    from pytest_jeval.core.sample import Sample
+    from pytest_jeval.core.score import Score, ScoreSink
+    from pytest_jeval.session.runtime import Runtime
+    from pytest_jeval.suite.config import BenchmarkEntry
+
+
+def _runtime(request: pytest.FixtureRequest) -> Runtime:
+    runtime = request.config.stash.get(runtime_key, None)
+    if runtime is None:
+        raise pytest.UsageError("jeval fixtures need a suite: run pytest with --jeval-config SUITE.toml")
+    return runtime
+
+
+def _case(request: pytest.FixtureRequest) -> ItemCase:
+    case: ItemCase | None = request.node.stash.get(case_key, None)
+    if case is None:
+        raise pytest.UsageError(f"{request.node.nodeid} is not a jeval benchmark item")
+    return case
+
+
+@pytest.fixture
+def jeval_model(request: pytest.FixtureRequest) -> str:
+    """The key of the model under test (its ``[[models]]`` entry's ``label``, else its ``name``);
+    the plugin parametrizes it from ``[[models]]``."""
+    raise pytest.UsageError("jeval_model is parametrized by the plugin in benchmark modules only")
+
+
+@pytest.fixture
+def sample(request: pytest.FixtureRequest) -> Sample:
+    """The benchmark record of this item; the plugin parametrizes it from the dataset."""
+    raise pytest.UsageError("sample is parametrized by the plugin in benchmark modules run with --jeval-config")
+
+
+@pytest.fixture
+def benchmark_entry(request: pytest.FixtureRequest) -> BenchmarkEntry:
+    """This item's ``[[benchmarks]]`` entry from the suite (evaluator, kind, scale, repeats, ...)."""
+    return _runtime(request).plan.benchmarks[_case(request).benchmark].entry
+
+
+@pytest.fixture
+def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
+    """A chat client for the model under test, with this benchmark's generation settings."""
+    from pytest_jeval.calls.client import ModelClient
+
+    runtime = _runtime(request)
+    case = _case(request)
+
+    def failed(exc: Exception) -> None:
+        if case.error is None:  # the first failure is the item's error
+            case.error = str(exc)
+
+    return ModelClient(
+        runtime.plan.models[jeval_model].name,
+        endpoint=runtime.endpoint(jeval_model),
+        submit=runtime.submit,
+        settings=runtime.plan.settings(case.benchmark, jeval_model),
+        on_reply=case.replies.append,
+        on_error=failed,
+    )
+
+
+@pytest.fixture
+def judge(request: pytest.FixtureRequest) -> ModelClient | None:
+    """A chat client for the ``[judge]`` model, or None when the suite has no judge."""
+    from pytest_jeval.calls.client import ModelClient
+
+    runtime = _runtime(request)
+    cfg = runtime.plan.suite.judge
+    if cfg is None:
+        return None
+    case = request.node.stash.get(case_key, None)
+    settings = runtime.plan.judge_settings(case.benchmark if case is not None else None)
+    assert settings is not None
+    # Judge failures are not the item's error: the scorers that ask the judge keep them
+    # as ``judge_error`` in the scoring metadata.
+    return ModelClient(
+        settings.model,
+        endpoint=runtime.endpoint(settings.model, judge=True),
+        submit=runtime.submit,
+        settings=settings,
+        on_reply=case.judge_replies.append if case is not None else None,
+        role="judge",
+    )
+
+
+@pytest.fixture
+def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample) -> Reply | None:
+    """The model's reply to this benchmark's prompt for ``sample`` (sent ahead of time).
+
+    None when the benchmark's prompt is None for this sample (no model call needed).
+    An endpoint failure that survives the retries makes the item an *error*.
+    """
+    from pytest_jeval.core.chat import Reply
+
+    runtime = _runtime(request)
+    case = _case(request)
+    if case.resumed is not None:
+        return Reply(text=case.resumed.get("model_answer") or "", model=model.name, cached=True)
+    if runtime.plan.benchmarks[case.benchmark].is_agent:
+        ran: Episode = request.getfixturevalue("episode")
+        return ran.replies[-1] if ran.replies else None
+    definition = runtime.plan.benchmarks[case.benchmark].benchmark
+    prompt = definition.prompt(sample)
+    if prompt is None:
+        return None
+    return model.chat(prompt, **definition.request_options)  # a failure is the item's error (see ``model``)
+
+
+class EpisodeError(Exception):
+    """The harness failed during an agent episode (endpoint down after retries, sandbox unavailable)."""
+
+
+@pytest.fixture
+def episode(request: pytest.FixtureRequest, jeval_model: str, sample: Sample) -> Episode:
+    """The agent episode of this sample (started ahead of time), after it ended.
+
+    Only for benchmarks that run with ``backend = "agent"``. An episode the harness could
+    not finish (``stop_reason = "error"``) makes the item an *error*; one stopped by a
+    limit is handed to the test and scored like any other.
+    """
+    from pytest_jeval.core.episode import Episode
+
+    runtime = _runtime(request)
+    case = _case(request)
+    planned = runtime.plan.benchmarks[case.benchmark]
+    if not planned.is_agent:
+        raise pytest.UsageError(f'{case.benchmark} does not run as an agent here; set backend = "agent" to use episode')
+    if case.resumed is not None:  # not run again: the item keeps its stored verdict
+        return Episode(stop_reason=(case.resumed.get("agent") or {}).get("stop_reason") or "final")
+    try:
+        ran = runtime.start_episode(case.benchmark, jeval_model, sample).result()
+    except Exception as exc:
+        case.error = f"the episode could not run: {type(exc).__name__}: {exc}"
+        raise
+    case.episode = ran
+    case.replies.extend(ran.replies)
+    if ran.stop_reason == "error":
+        case.error = ran.error or "the episode failed"
+        raise EpisodeError(case.error)
+    return ran
+
+
+def _excerpt(text: object, limit: int = 160) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def failure_message(sample: Sample, result: Score, answer: str) -> str:
+    """The short readable message of a wrong or unscored sample."""
+    expected = result.expected if result.expected is not None else sample.target
+    lines = ["unscored: nothing could be extracted from the answer" if result.unscored else "wrong answer"]
+    lines.append(f"  question:  {_excerpt(sample.input)}")
+    lines.append(f"  expected:  {_excerpt(expected)}")
+    if result.unscored:
+        lines.append(f"  answer:    {_excerpt(answer)}")
+    else:
+        lines.append(f"  extracted: {_excerpt(result.extracted)}")
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def score(request: pytest.FixtureRequest) -> ScoreSink:
+    """Record this sample's :class:`Score`; a wrong or unscored answer fails the item."""
+    case = _case(request)
+
+    def record(result: Score) -> None:
+        case.score = result
+        if result.correct is not True:
+            answer = case.replies[-1].text if case.replies else ""
+            pytest.fail(failure_message(case.sample, result, answer), pytrace=False)
+
+    return record
