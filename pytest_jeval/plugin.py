@@ -6,6 +6,7 @@ options and fixtures and otherwise stays silent.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,25 @@ from pytest_jeval.session.keys import plan_key, runtime_key
 
 # Heavy modules (pydantic, numpy, asyncio, openai) are imported inside the hooks, once
 # --jeval-config is given: installing the plugin must not slow down every other pytest run.
-# Each feature's hooks live with the feature and are registered here only when it is on
-# (the list is in docs/hooks.md).
+
+FEATURES: tuple[str, ...] = (
+    "pytest_jeval.session.redaction",   # keys out of reports, records, logs (every process)
+    "pytest_jeval.session.notices",     # the junit family, chosen before junitxml reads it; notices (controller)
+    "pytest_jeval.session.collect",     # the suite file collected as benchmark modules
+    "pytest_jeval.session.runtime",     # the per-process runtime: data check, endpoint check, cases
+    "pytest_jeval.results.shipping",    # records built where items run, shipped to the controller
+    "pytest_jeval.session.prefetch",    # calls sent ahead of their items
+    "pytest_jeval.session.warmup",      # [run] warmup_samples
+    "pytest_jeval.session.local_model", # the bundled local model's server
+    "pytest_jeval.results.resume",      # --jeval-resume
+    "pytest_jeval.session.remote",      # what xdist workers are sent (controller)
+    "pytest_jeval.results.writer",      # the results writer (controller)
+    "pytest_jeval.exports.plugin",      # W&B, Sheets and installed exporters (controller)
+    "pytest_jeval.session.progress",    # the progress line (controller)
+)
+"""pytest-jeval's features, as pytest's own ``default_plugins``: each module's ``install(config)`` registers
+its plugin when the feature is on for this process. Hook order comes from ``tryfirst``/``trylast`` on the
+hooks themselves (docs/hooks.md), never from this order."""
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -89,12 +107,6 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("--jeval-set overrides a key of the suite: it needs --jeval-config SUITE.toml")
         return
     gcpause.pause()  # until the end of collection (pytest_jeval.session.gcpause)
-    from pytest_jeval.results.shipping import RecordHooks
-    from pytest_jeval.session import collect
-    from pytest_jeval.session.collect import suite_args
-    from pytest_jeval.session.notices import Notices, choose_junit_family
-    from pytest_jeval.session.redaction import install as install_redaction
-    from pytest_jeval.session.runtime import Runtime, RuntimeHooks, is_dry, is_worker
     from pytest_jeval.suite.config import SuiteError
     from pytest_jeval.suite.plan import EvalPlan
 
@@ -109,56 +121,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except SuiteError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[plan_key] = plan
-    install_redaction(config, plan)
-    junit_notice = choose_junit_family(config)  # before pytest's junitxml reads junit_family
-    config.args = suite_args(config, plan.path)
-    config.pluginmanager.register(collect, "jeval-collect")
-    runtime = Runtime(plan, use_cache=not config.getoption("jeval_no_cache"))
-    config.stash[runtime_key] = runtime
-    worker = is_worker(config)
-    # Registration order matters for pytest_sessionstart (pluggy calls the last registered first):
-    # the writer takes the output dir and reads resumed records, then the local model starts,
-    # then the runtime checks the endpoints.
-    config.pluginmanager.register(RuntimeHooks(runtime), "jeval-runtime")
-    config.pluginmanager.register(RecordHooks(worker=worker), "jeval-records")
-    if not is_dry(config):
-        runtime.start_early(config)
-        from pytest_jeval.session.prefetch import Prefetch
-
-        config.pluginmanager.register(Prefetch(), "jeval-prefetch")
-        if plan.suite.run.warmup_samples:
-            from pytest_jeval.session.warmup import WarmupPlugin
-
-            config.pluginmanager.register(WarmupPlugin(), "jeval-warmup")
-    if worker:
-        from pytest_jeval.session.local_model import worker_base_url
-
-        plan.local_base_url = worker_base_url(config)
-    elif plan.needs_local_model:
-        from pytest_jeval.session.local_model import LocalModelPlugin
-
-        config.pluginmanager.register(LocalModelPlugin(plan), "jeval-local-model")
-    resume = bool(config.getoption("jeval_resume"))
-    if resume:
-        from pytest_jeval.results.resume import ResumePlugin
-
-        config.pluginmanager.register(ResumePlugin(), "jeval-resume")
-    if not worker:
-        from pytest_jeval.session.remote import RemoteWorkersPlugin, check_remote_specs
-
-        check_remote_specs(config, local_model=plan.needs_local_model)
-        config.pluginmanager.register(RemoteWorkersPlugin(str(plan.path)), "jeval-remote-workers")
-        from pytest_jeval.results.writer import install as install_writer
-
-        install_writer(config, plan, resume=resume)
-        from pytest_jeval.exports.plugin import install as install_exports
-
-        install_exports(config, plan)
-        if not is_dry(config):
-            from pytest_jeval.session.progress import install as install_progress
-
-            install_progress(config)
-        config.pluginmanager.register(Notices(junit_notice), "jeval-notices")
+    for name in FEATURES:
+        importlib.import_module(name).install(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -49,8 +49,9 @@ from pytest_jeval.session.keys import runtime_key
 
 seen = {}
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionstart(session):
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionstart(session):  # after every pytest_sessionstart implementation, the endpoint check's too
+    yield
     seen["gc_at_sessionstart"] = gc.isenabled()
     seen["openai_after_check"] = "openai" in sys.modules
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_jeval.agents.loop import run_episode
+from pytest_jeval.agents.named import AGENTS, EpisodeParts
 from pytest_jeval.agents.setup import EpisodeSetup, nonce_of
 from pytest_jeval.agents.spec import AsyncChat
 from pytest_jeval.agents.tool import ToolContext
@@ -99,8 +99,11 @@ class EpisodeRunner:
                      if spec.environment is not None else None)
             ctx = ToolContext(sample=sample, workspace=home, state=state, timeout=setup.tool_timeout)
             simulator = spec.user(sample, self._user_chat(setup, user, nonce)) if spec.user is not None else None
-            return await run_episode(messages, tools=tools, call_model=call_model, ctx=ctx,
-                                     limits=setup.limits, execute=spec.execute, user=simulator)
+            agent = AGENTS.get(setup.agent)
+            parts = EpisodeParts(setup=setup, sample=sample, messages=messages, tools=tools, call_model=call_model,
+                                 ctx=ctx, limits=setup.limits, user=simulator)
+            ran = await agent.run(parts)
+            return dataclasses.replace(ran, agent=setup.agent)
         finally:
             if workspace is not None:
                 await asyncio.to_thread(remove_workspace, workspace)

@@ -50,7 +50,9 @@ class EpisodeSetup:
     external: ExternalAgent | None = None
     """The external agent CLI that runs the episode instead of the built-in loop, or None."""
     backend: str = "agent"
-    """``agent`` (the built-in loop) or the external backend's name."""
+    """``agent`` (a named agent drives the episode) or the external backend's name."""
+    agent: str = "orchestrator"
+    """The named agent (:data:`~pytest_jeval.agents.named.AGENTS`) that drives the episode."""
 
     def tools(self, sample: Sample) -> list[Tool]:
         """The tools of one episode: the benchmark's own, else the built-ins."""

@@ -27,6 +27,28 @@ class UserSimulator(Protocol):
         ...
 
 
+@dataclasses.dataclass(frozen=True)
+class ToolStep:
+    """One step of a gold solution: call the tool ``name`` with ``arguments``."""
+
+    name: str
+    arguments: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class SayStep:
+    """One step of a gold solution: answer with ``text`` (the last step ends the episode)."""
+
+    text: str
+
+
+OracleStep = ToolStep | SayStep
+"""A step of the gold solution the ``oracle`` agent replays."""
+
+Oracle = Callable[[Sample], Sequence[OracleStep]]
+"""A benchmark's gold solution for one sample, as the steps a perfect agent takes."""
+
+
 UserFactory = Callable[[Sample, "AsyncChat | None"], UserSimulator]
 """Make the episode's user: the sample, and the ``[user]`` model (None when the suite has no ``[user]``)."""
 
@@ -61,3 +83,6 @@ class AgentSpec:
     """``auto`` (the API's default when None), ``required`` or ``none``."""
     parallel_tool_calls: bool | None = None
     """Sent when not None."""
+    oracle: Oracle | None = None
+    """The sample's gold solution, replayed step by step through the benchmark's own tools by the
+    ``oracle`` agent (which validates the environment: it must score 1); None when the benchmark has none."""

@@ -78,7 +78,8 @@ def backend_rows() -> list[dict[str, Any]]:
 
 
 def _first_line(doc: str | None) -> str:
-    return (doc or "").strip().split("\n")[0].rstrip(".")
+    """The first sentence of a docstring or description."""
+    return (doc or "").strip().split("\n")[0].split(". ")[0].rstrip(".")
 
 
 def engine_rows() -> list[dict[str, Any]]:
@@ -90,6 +91,29 @@ def engine_rows() -> list[dict[str, Any]]:
              "origin": ENGINES.origin(name)} for name, engine in ENGINES.items()]
 
 
+def family_rows() -> dict[str, list[dict[str, Any]]]:
+    """The other families, one row per member (name, origin, description): tools, named agents, scorers,
+    sandbox providers and exporters, each as its registry holds them (built in, registered, installed)."""
+    from pytest_jeval.agents.named import AGENTS
+    from pytest_jeval.agents.tools import TOOLS
+    from pytest_jeval.exports import EXPORTERS
+    from pytest_jeval.sandbox.shell.providers import SANDBOXES
+    from pytest_jeval.suite.catalog import all_scorer_names, load_scorer
+
+    def rows(registry: Any, names: list[str], describe: Any) -> list[dict[str, Any]]:
+        return [{"name": n, "origin": registry.origin(n), "description": describe(n)} for n in names]
+
+    from pytest_jeval.scoring.registry import SCORERS
+
+    return {
+        "tools": rows(TOOLS, TOOLS.names(), lambda n: _first_line(TOOLS.get(n).description)),
+        "agents": rows(AGENTS, AGENTS.names(), lambda n: AGENTS.get(n).description),
+        "scorers": rows(SCORERS, all_scorer_names(), lambda n: _first_line(load_scorer(n).fn.__doc__)),
+        "sandboxes": rows(SANDBOXES, SANDBOXES.names(), lambda n: _first_line(SANDBOXES.get(n).__doc__)),
+        "exporters": rows(EXPORTERS, EXPORTERS.names(), lambda n: EXPORTERS.get(n).title),
+    }
+
+
 def _cell(value: Any) -> str:
     return "-" if value is None or value == "" else str(value)
 
@@ -97,6 +121,7 @@ def _cell(value: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print the benchmarks, backends, engines and evaluators (``--json``: as one object); a broken installed
     benchmark or evaluator is an error."""
+    from pytest_jeval.core.registry import RegistryError
     from pytest_jeval.scoring.judging.registry import EvaluatorLoadError
 
     try:
@@ -104,14 +129,15 @@ def run(args: argparse.Namespace) -> int:
         evaluators = evaluator_rows()
         backends = backend_rows()
         engines = engine_rows()
-    except (CatalogError, EvaluatorLoadError) as exc:
+        families = family_rows()
+    except (CatalogError, EvaluatorLoadError, RegistryError) as exc:
         from pytest_jeval.cli._read import FAILED
 
         print(f"jeval: error: {exc}", file=sys.stderr)
         return FAILED
     if args.json:
         print(json.dumps({"benchmarks": benchmarks, "evaluators": evaluators, "backends": backends,
-                          "engines": engines}, indent=2))
+                          "engines": engines, **families}, indent=2))
         return 0
     print("benchmarks:")
     bench_header = ("name", "category", "dataset", "samples", "scorer")
@@ -135,4 +161,10 @@ def run(args: argparse.Namespace) -> int:
     engine_header = ("name", "default_base_url", "description")
     rows = [[_cell(e[h]) for h in engine_header] for e in engines]
     print("\n".join("  " + line for line in table(engine_header, rows)))
+    for family, members in families.items():
+        print()
+        print(f"{family}:")
+        member_header = ("name", "origin", "description")
+        rows = [[_cell(m[h]) for h in member_header] for m in members]
+        print("\n".join("  " + line for line in table(member_header, rows)))
     return 0

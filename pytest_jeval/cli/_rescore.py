@@ -33,7 +33,7 @@ from pytest_jeval.results.reader import (
     summary_differences,
     summary_path,
 )
-from pytest_jeval.results.records import _plain, verdict_fields
+from pytest_jeval.results.records import plain, verdict_fields
 from pytest_jeval.results.summary import write_summary
 from pytest_jeval.scoring.registry import (
     call_scorer,
@@ -56,7 +56,7 @@ def rescore_record(record: dict[str, Any], scorer: str, *, sample: Sample | None
                                   failure=f"{type(exc).__name__}: {exc}"[:2000]))
         return out
     out.update(verdict_fields(score, expected=record.get("expected")))
-    return {k: _plain(v) for k, v in out.items()}
+    return {k: plain(v) for k, v in out.items()}
 
 
 def default_output(path: Path, scorer: str) -> Path:

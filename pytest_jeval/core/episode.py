@@ -75,6 +75,9 @@ class Episode:
     external: dict[str, Any] | None = None
     """External agent backends: the agent process (argv, exit status, stdout, stderr) and the
     proxy's requests; None for the built-in loop."""
+    agent: str | None = None
+    """The named agent that drove the episode (``orchestrator``, ``oracle``, ``nop``, ...); None for an
+    external agent backend."""
 
     @property
     def final_text(self) -> str:
@@ -105,6 +108,7 @@ class Episode:
     def summary(self) -> dict[str, Any]:
         """The record's ``agent`` field."""
         return {
+            "name": self.agent,
             "stop_reason": self.stop_reason,
             "turns": self.turns,
             "tool_calls": len(self.tool_calls),

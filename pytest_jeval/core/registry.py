@@ -29,6 +29,8 @@ from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
 
+_PACKAGE = __name__.split(".")[0]
+
 GROUP_PREFIX = "pytest_jeval."
 """Entry-point groups are ``pytest_jeval.<family>`` (``pytest_jeval.tools``, ``pytest_jeval.engines``, ...)."""
 
@@ -88,28 +90,30 @@ class Registry(Generic[T]):
     # -- registering ------------------------------------------------------------------
     @overload
     def register(self, name: str, member: None = None, *, replace: bool = False,
-                 origin: str = "registered in code") -> Callable[[T], T]: ...
+                 origin: str | None = None) -> Callable[[T], T]: ...
 
     @overload
-    def register(self, name: str, member: T, *, replace: bool = False, origin: str = "registered in code") -> T: ...
+    def register(self, name: str, member: T, *, replace: bool = False, origin: str | None = None) -> T: ...
 
     def register(self, name: str, member: T | None = None, *, replace: bool = False,
-                 origin: str = "registered in code") -> Any:
+                 origin: str | None = None) -> Any:
         """Register ``member`` as ``name``; without ``member``, a decorator that registers what it decorates.
 
         Registering another object under a taken name is a :class:`RegistryError` unless ``replace``;
-        registering the same object again is a no-op (modules may be imported twice).
+        registering the same object again is a no-op (modules may be imported twice). ``origin`` says where
+        the member comes from (by default ``built in`` for pytest-jeval's own, else ``registered in code``).
         """
 
         def add(obj: Any) -> Any:
-            checked = self._validated(name, obj, None if origin == "registered in code" else origin)
+            checked = self._validated(name, obj, origin)
+            where = origin or ("built in" if describe(obj).startswith(_PACKAGE + ".") else "registered in code")
             with self._lock:
                 current = self._members.get(name)
                 if current is not None and current is not checked and not replace and not self._same(current, checked):
                     raise RegistryError(f"{self.kind} name {name!r} of {describe(checked)} is already taken by "
                                         f"{describe(current)} ({self._origins.get(name, 'registered in code')})")
                 self._members[name] = checked
-                self._origins[name] = origin
+                self._origins[name] = where
             return obj
 
         return add(member) if member is not None else add
@@ -217,11 +221,15 @@ class Registry(Generic[T]):
                 for added in set(self._members) - before:
                     self._origins[added] = "built in"
 
+    def entry_points(self) -> list[importlib.metadata.EntryPoint]:
+        """Every entry point of this family's group, sorted by name and value (nothing is imported)."""
+        return sorted(importlib.metadata.entry_points(group=self.group), key=lambda e: (e.name, e.value))
+
     def installed(self) -> dict[str, importlib.metadata.EntryPoint]:
         """The entry points of this family's group, by name (read once; nothing is imported)."""
         if self._installed is None:
             found: dict[str, importlib.metadata.EntryPoint] = {}
-            for ep in sorted(importlib.metadata.entry_points(group=self.group), key=lambda e: (e.name, e.value)):
+            for ep in self.entry_points():
                 if ep.name in self._builtins:
                     continue  # a built-in name wins; `jeval list` shows the clash (check_installed)
                 found.setdefault(ep.name, ep)
@@ -233,7 +241,7 @@ class Registry(Generic[T]):
         claimed by two distributions (the first in sorted order is used)."""
         problems: list[str] = []
         seen: dict[str, importlib.metadata.EntryPoint] = {}
-        for ep in sorted(importlib.metadata.entry_points(group=self.group), key=lambda e: (e.name, e.value)):
+        for ep in self.entry_points():
             if ep.name in self._builtins:
                 problems.append(f"{entry_point_label(ep)}: {ep.name!r} is the name of a built-in {self.kind}")
             elif ep.name in seen and seen[ep.name].value != ep.value:

@@ -12,23 +12,14 @@ import dataclasses
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_jeval.exports import EXPORTERS, ExportError, ExportPair, Send
 from pytest_jeval.suite.plan import EvalPlan
-
-
-@dataclasses.dataclass(frozen=True)
-class ExportPair:
-    """One (benchmark, model) pair of the run: its summary (as written) and the records it keeps."""
-
-    benchmark: str
-    model: str
-    summary: dict[str, Any]
-    records: list[dict[str, Any]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +27,7 @@ class Export:
     """One configured export: its name for messages, and the call that sends the pairs (returns one line)."""
 
     name: str
-    send: Callable[[Sequence[ExportPair]], str]
+    send: Send
 
 
 def installed(module: str) -> bool:
@@ -67,32 +58,36 @@ def require(modules: Sequence[str], extra: str, key: str) -> None:
 
 def configured(plan: EvalPlan) -> list[Export]:
     """The exports the suite asks for, checked (keys, packages, credentials); raises ``pytest.UsageError``."""
-    from pytest_jeval.exports import sheets, wandb
-
-    run = plan.suite.run
-    suite_name = plan.suite.meta.name or plan.path.stem
+    named = plan.suite.run.exporters
+    for name in named:
+        if name not in EXPORTERS:
+            raise ExportError(f"[run] exporters: unknown exporter {name!r}; {EXPORTERS.known_text()}")
+    if len(set(named)) != len(named):
+        raise ExportError("[run] exporters: an exporter is named twice")
     exports: list[Export] = []
-    wandb_settings = wandb.settings_from(run, suite_name)
-    if wandb_settings is not None:
-        require(wandb.MODULES, "wandb", "wandb_project")
-        exports.append(Export("W&B", lambda pairs: wandb.export(wandb_settings, pairs)))
-    sheets_settings = sheets.settings_from(run, suite_name, plan.path)
-    if sheets_settings is not None:
-        require(sheets.MODULES, "sheets", "sheets_spreadsheet_id")
-        sheets.check_credentials(sheets_settings)
-        exports.append(Export("Google Sheets", lambda pairs: sheets.export(sheets_settings, pairs)))
+    for name in EXPORTERS.names():
+        if not (EXPORTERS.is_builtin(name) or name in named):
+            continue  # an installed exporter runs only when the suite names it
+        exporter = EXPORTERS.get(name)
+        send = exporter.configure(plan, name in named)
+        if send is None:
+            continue
+        require(exporter.modules, exporter.extra, exporter.key)
+        exports.append(Export(exporter.title, send))
     return exports
 
 
-def install(config: pytest.Config, plan: EvalPlan) -> None:
+def install(config: pytest.Config) -> None:
     """Register the exports plugin on the controller when the suite sets any export key."""
-    from pytest_jeval.exports.sheets import SheetsError
-    from pytest_jeval.exports.wandb import WandbError
     from pytest_jeval.results.writer import writer_key
+    from pytest_jeval.session.keys import plan_key
 
+    if hasattr(config, "workerinput"):
+        return
+    plan = config.stash[plan_key]
     try:
         exports = configured(plan)
-    except (SheetsError, WandbError) as exc:
+    except ExportError as exc:
         raise pytest.UsageError(f"jeval: {exc}; no samples were sent") from None
     if not exports:
         return
@@ -104,19 +99,9 @@ def install(config: pytest.Config, plan: EvalPlan) -> None:
     config.pluginmanager.register(ExportPlugin(plan, exports), "jeval-exports")
 
 
-def pairs_of(plan: EvalPlan, summaries: dict[tuple[str, str], dict[str, Any]]) -> list[ExportPair]:
-    """Each summarized pair with the records its JSONL keeps now (already redacted), in suite order."""
-    from pytest_jeval.core.paths import jsonl_path
-    from pytest_jeval.results.summary import read_records
-
-    return [
-        ExportPair(bench, model, summary, read_records(jsonl_path(plan.output_dir, bench, model)))
-        for (bench, model), summary in summaries.items()
-    ]
-
-
 class ExportPlugin:
-    """Runs each export after the writer's ``pytest_sessionfinish``; reports in the terminal summary."""
+    """Runs each export when the writer hands over the finished pairs (``pytest_jeval_results_ready``);
+    reports in the terminal summary."""
 
     def __init__(self, plan: EvalPlan, exports: Sequence[Export]) -> None:
         self.plan = plan
@@ -129,21 +114,11 @@ class ExportPlugin:
 
         register(os.environ.get("WANDB_API_KEY"))  # never printed, even if a library echoes it
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Send every summarized pair to each export; a failure is reported, never raised."""
+    @pytest.hookimpl
+    def pytest_jeval_results_ready(self, config: pytest.Config, pairs: Sequence[ExportPair]) -> None:
+        """Send every finished pair to each export; a failure is reported, never raised."""
         from pytest_jeval.core.redact import redact
-        from pytest_jeval.results.writer import writer_key
 
-        writer = session.config.stash.get(writer_key, None)
-        if writer is None or not writer.summaries:
-            return
-        try:
-            pairs = pairs_of(self.plan, writer.summaries)
-        except OSError as exc:
-            self.failed += len(self.exports)
-            self.lines.append((f"jeval: exports skipped, the results could not be read back: {exc}", True))
-            return
         for export in self.exports:
             try:
                 self.lines.append((export.send(pairs), False))

@@ -23,9 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_jeval.exports import ExportError, Send
+
 if TYPE_CHECKING:
-    from pytest_jeval.exports.plugin import ExportPair
+    from pytest_jeval.exports import ExportPair
     from pytest_jeval.suite.config import Run
+    from pytest_jeval.suite.plan import EvalPlan
 
 #: The modules the export needs (the ``pytest-jeval[sheets]`` extra).
 MODULES = ("gspread", "google.auth", "google.oauth2")
@@ -47,7 +50,7 @@ HEADER = (
 )
 
 
-class SheetsError(Exception):
+class SheetsError(ExportError):
     """``sheets_*`` keys or a worksheet that cannot be used."""
 
 
@@ -174,3 +177,26 @@ def export(settings: SheetsSettings, pairs: Sequence[ExportPair], *, now: dateti
     sheet.append_rows(rows, value_input_option=gspread.utils.ValueInputOption.raw, table_range="A1")
     return (f"jeval: Google Sheets: appended {len(pairs)} row(s) to {settings.worksheet!r} "
             f"of spreadsheet {settings.spreadsheet_id}")
+
+
+class SheetsExporter:
+    """The ``sheets`` exporter: on when ``[run] sheets_spreadsheet_id`` is set."""
+
+    title = "Google Sheets"
+    extra = "sheets"
+    modules = MODULES
+    key = "sheets_spreadsheet_id"
+
+    def configure(self, plan: EvalPlan, named: bool) -> Send | None:
+        """The sender for the suite's ``sheets_*`` keys (the key file checked now); None when the id is unset."""
+        settings = settings_from(plan.suite.run, plan.suite.meta.name or plan.path.stem, plan.path)
+        if settings is None:
+            if named:
+                raise SheetsError("[run] exporters names sheets, which needs sheets_spreadsheet_id")
+            return None
+        check_credentials(settings)
+        return lambda pairs: export(settings, pairs)
+
+
+EXPORTER = SheetsExporter()
+"""The ``sheets`` entry of :data:`~pytest_jeval.exports.EXPORTERS`."""

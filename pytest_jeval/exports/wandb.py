@@ -21,9 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_jeval.exports import ExportError, Send
+
 if TYPE_CHECKING:
-    from pytest_jeval.exports.plugin import ExportPair
+    from pytest_jeval.exports import ExportPair
     from pytest_jeval.suite.config import Run
+    from pytest_jeval.suite.plan import EvalPlan
 
 #: The modules the export needs (the ``pytest-jeval[wandb]`` extra).
 MODULES = ("wandb",)
@@ -38,7 +41,7 @@ TABLE_COLUMNS = (
 CONFIG_FIELDS = ("benchmark", "category", "backend", "model")
 
 
-class WandbError(Exception):
+class WandbError(ExportError):
     """``wandb_*`` keys that cannot be used as set."""
 
 
@@ -142,3 +145,25 @@ def export(settings: WandbSettings, pairs: Sequence[ExportPair]) -> str:
     where = f"{settings.entity}/{settings.project}" if settings.entity else settings.project
     line = f"jeval: W&B: logged {len(names)} run(s) to {where}: {', '.join(names)}"
     return line + (f" (offline, in {offline}: `wandb sync` uploads them)" if offline else "")
+
+
+class WandbExporter:
+    """The ``wandb`` exporter: on when ``[run] wandb_project`` is set."""
+
+    title = "W&B"
+    extra = "wandb"
+    modules = MODULES
+    key = "wandb_project"
+
+    def configure(self, plan: EvalPlan, named: bool) -> Send | None:
+        """The sender for the suite's ``wandb_*`` keys; None when ``wandb_project`` is unset."""
+        settings = settings_from(plan.suite.run, plan.suite.meta.name or plan.path.stem)
+        if settings is None:
+            if named:
+                raise WandbError("[run] exporters names wandb, which needs wandb_project")
+            return None
+        return lambda pairs: export(settings, pairs)
+
+
+EXPORTER = WandbExporter()
+"""The ``wandb`` entry of :data:`~pytest_jeval.exports.EXPORTERS`."""

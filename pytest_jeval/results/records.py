@@ -71,18 +71,18 @@ def _sum(values: list[int | None]) -> int | None:
     return sum(known) if known and len(known) == len(values) else None
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Convert to JSON builtins (xdist ships records in reports)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     item = getattr(value, "item", None)  # numpy scalars
     if callable(item):
         try:
-            return _plain(item())
+            return plain(item())
         except (TypeError, ValueError):
             pass
     return str(value)
@@ -276,7 +276,7 @@ def build_record(
                                     model_entry=model_entry))
     record.update(verdict_fields(case.score, expected=case.sample.target, error=case.error, failure=failure))
     record.update(agent_fields(case))
-    return cast(Record, clean_record({k: _plain(v) for k, v in record.items()}, notes))
+    return cast(Record, clean_record({k: plain(v) for k, v in record.items()}, notes))
 
 
 def identity_fields(benchmark: str, model: str, benchmark_entry: BenchmarkEntry | None = None,
@@ -322,5 +322,5 @@ def trajectory(case: ItemCase, record: dict[str, Any] | None = None) -> dict[str
     named = record if record is not None else {"benchmark": case.benchmark, "model": case.model}
     out = {"record_id": case.sample.id, "benchmark": named["benchmark"], "model": named["model"],
            **case.episode.trajectory()}
-    plain: dict[str, Any] = redact_value(_plain(out), patterns=False)
-    return plain
+    redacted: dict[str, Any] = redact_value(plain(out), patterns=False)
+    return redacted

@@ -64,3 +64,9 @@ class ResumePlugin:
             return True
         how = "unscored" if case.resumed.get("is_correct") is None else "wrong"
         pytest.fail(f"resumed: recorded as {how} in a previous run", pytrace=False)
+
+
+def install(config: pytest.Config) -> None:
+    """``--jeval-resume``: keep finished records and skip their samples (every process)."""
+    if config.getoption("jeval_resume"):
+        config.pluginmanager.register(ResumePlugin(), "jeval-resume")

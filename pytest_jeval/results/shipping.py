@@ -108,7 +108,7 @@ class RecordHooks:
 
     @staticmethod
     def _build(item: pytest.Item, case: Any, report: pytest.TestReport, call: pytest.CallInfo[None]) -> dict[str, Any]:
-        from pytest_jeval.results.records import _plain, build_record
+        from pytest_jeval.results.records import build_record, plain
 
         failure = None
         if report.failed and call.excinfo is not None and not isinstance(call.excinfo.value, pytest.fail.Exception):
@@ -126,8 +126,8 @@ class RecordHooks:
         if not hook.get_hookimpls():  # the common case: no copy
             return record
         hook(record=record, item=item)
-        plain: dict[str, Any] = _plain(record)
-        return plain
+        builtins: dict[str, Any] = plain(record)
+        return builtins
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -152,3 +152,8 @@ class RecordHooks:
         writer = node.config.stash.get(writer_key, None)
         if full is not None and writer is not None and writer.full_pairs is None:
             writer.full_pairs = {(b, m) for b, m in full}  # every worker collects the same items
+
+
+def install(config: pytest.Config) -> None:
+    """Records built where items run and shipped to the controller (every process)."""
+    config.pluginmanager.register(RecordHooks(worker=hasattr(config, "workerinput")), "jeval-records")

@@ -199,12 +199,10 @@ def pass_hat_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
             groups.setdefault(str(agent["repeat_of"]), []).append(r.get("is_correct") is True)
     if not groups:
         return None
-    n = min(len(runs) for runs in groups.values())
-    out: dict[str, float] = {}
-    for k in range(1, n + 1):
-        values = [math.comb(sum(runs), k) / math.comb(len(runs), k) for runs in groups.values()]
-        out[str(k)] = sum(values) / len(values)
-    return out
+    from pytest_jeval.scoring.metrics import pass_hat_k as estimate
+
+    trials = [(len(runs), sum(runs)) for runs in groups.values()]
+    return {str(k): estimate(trials, k) for k in range(1, min(n for n, _ in trials) + 1)}
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:

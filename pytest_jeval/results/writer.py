@@ -16,6 +16,7 @@ Pairs no selected item touched keep their files as they are.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -33,7 +34,7 @@ from pytest_jeval.results.records import pair_of
 from pytest_jeval.results.resume import read_resumed
 from pytest_jeval.results.sanitize import json_line
 from pytest_jeval.results.summary import summarize, write_summary
-from pytest_jeval.session.keys import runtime_key
+from pytest_jeval.session.keys import plan_key, runtime_key
 from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.telemetry.session import RunTelemetry
 
@@ -85,8 +86,12 @@ def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str,
     return plain
 
 
-def install(config: pytest.Config, plan: EvalPlan, *, resume: bool) -> None:
-    """pytest-jeval's results writer, or the one a ``pytest_jeval_write_results`` hook returns."""
+def install(config: pytest.Config) -> None:
+    """pytest-jeval's results writer, or the one a ``pytest_jeval_write_results`` hook returns (controller only)."""
+    if hasattr(config, "workerinput"):
+        return
+    plan = config.stash[plan_key]
+    resume = bool(config.getoption("jeval_resume"))
     replacement = config.hook.pytest_jeval_write_results(config=config, plan=plan)
     if replacement is not None:
         if resume:
@@ -103,6 +108,16 @@ def install(config: pytest.Config, plan: EvalPlan, *, resume: bool) -> None:
     writer = ResultsWriter(plan, resume=resume, telemetry=telemetry)
     config.stash[writer_key] = writer
     config.pluginmanager.register(writer, "jeval-writer")
+
+
+@dataclasses.dataclass(frozen=True)
+class ResultsPair:
+    """One finished (benchmark, model) pair: its summary (as written) and the records its JSONL keeps."""
+
+    benchmark: str
+    model: str
+    summary: dict[str, Any]
+    records: list[dict[str, Any]]
 
 
 class ResultsWriter:
@@ -451,6 +466,21 @@ class ResultsWriter:
         if self.gates and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             passed = all(g.passed for g in self.gates)
             session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+        if self.summaries:
+            self.announce(session.config)
+
+    def announce(self, config: pytest.Config) -> None:
+        """Hand every written pair to ``pytest_jeval_results_ready`` (exporters, third-party sinks)."""
+        from pytest_jeval.core.paths import jsonl_path
+        from pytest_jeval.results.summary import read_records
+
+        try:
+            pairs = [ResultsPair(bench, model, summary, read_records(jsonl_path(self.plan.output_dir, bench, model)))
+                     for (bench, model), summary in self.summaries.items()]
+        except OSError as exc:
+            self.notes.append(f"jeval: the results could not be read back for pytest_jeval_results_ready: {exc}")
+            return
+        config.hook.pytest_jeval_results_ready(config=config, pairs=pairs)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -86,11 +86,11 @@ def run_python(
         home = make_run_dir(base_dir(plan), owner)
         try:
             write_new_file(home, SCRIPT_NAME, code.encode("utf-8", "surrogatepass"), owner)
-            with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, _StdinFile(stdin) as inp:
+            with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
                 flags = ["-I", "-B", "-u"] if site_packages else ["-I", "-S", "-B", "-u"]
                 returncode, timed_out, duration = _execute(
                     plan, limits, [*flags, SCRIPT_NAME], home, owner, inp, out, err, timeout)
-                stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
+                stdout, stderr = read_capped(out, max_output), read_capped(err, max_output)
         finally:
             remove_tree(home)
     from pytest_jeval.core.redact import redact  # keys the program found never reach stderr_tail or a record
@@ -145,7 +145,7 @@ def run_harness(
                 args = ["-I", "-S", "-B", "-u", "-c", _trusted_source("_harness.py"), *map(str, fds)]
                 returncode, timed_out, duration = _execute(
                     plan, limits, args, home, owner, subprocess.DEVNULL, out, err, timeout, pass_fds=fds)
-                stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
+                stdout, stderr = read_capped(out, max_output), read_capped(err, max_output)
                 verdict = _read_verdict(verdict_file)
         finally:
             remove_tree(home)
@@ -210,11 +210,11 @@ def _execute(
     except (OSError, subprocess.SubprocessError) as exc:
         raise SandboxError(f"could not start the sandboxed interpreter: {exc}") from exc
     try:
-        exited = _wait_unreaped(proc, timeout)
+        exited = wait_unreaped(proc, timeout)
     finally:
         # Kill the whole group (grandchildren too) before reaping, while the
         # group id cannot have been reused yet.
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         returncode = proc.wait()
     duration = time.monotonic() - start
     if plan.shell_init and returncode > 128:
@@ -222,7 +222,7 @@ def _execute(
     return returncode, not exited, duration
 
 
-def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+def wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     """Wait up to ``timeout`` s for ``proc`` to exit without reaping it; True if it exited."""
     if hasattr(os, "pidfd_open"):
         try:
@@ -251,7 +251,7 @@ def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
         return False
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -270,7 +270,7 @@ def _classify(returncode: int, timed_out: bool, stderr: str) -> Status:
     return "killed" if returncode < 0 else "error"
 
 
-class _StdinFile:
+class StdinFile:
     """Context manager: stdin content in an unlinked temporary file (or /dev/null)."""
 
     def __init__(self, text: str | None) -> None:
@@ -290,7 +290,7 @@ class _StdinFile:
             self.file.close()
 
 
-def _read_capped(fh: IO[bytes], cap: int) -> str:
+def read_capped(fh: IO[bytes], cap: int) -> str:
     """The file's text, or its first and last ``cap // 2`` bytes around a marker."""
     size = os.fstat(fh.fileno()).st_size
     fh.seek(0)

@@ -48,11 +48,11 @@ from pytest_jeval.sandbox.plans import (
 from pytest_jeval.sandbox.process import (
     ExecResult,
     SandboxError,
+    StdinFile,
     _classify,
-    _kill_group,
-    _read_capped,
-    _StdinFile,
-    _wait_unreaped,
+    kill_group,
+    read_capped,
+    wait_unreaped,
 )
 
 __all__ = ["make_workspace_dir", "run_in_workspace", "workspace_base_dir"]
@@ -121,13 +121,13 @@ def run_in_workspace(
             if owner is not None:
                 chown_tree(path, *owner)
             try:
-                with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, _StdinFile(stdin) as inp:
+                with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
                     python = sandbox_python(plan.drops_privileges)
                     argv, inner_home = _command(plan, python, executable, list(args), path)
                     returncode, timed_out, duration = _execute(
                         plan, limits, argv, path, inner_home, owner, inp, out, err, timeout,
                         translate=executable is None)
-                    stdout, stderr = _read_capped(out, max_output), _read_capped(err, max_output)
+                    stdout, stderr = read_capped(out, max_output), read_capped(err, max_output)
             finally:
                 if owner is not None:
                     chown_tree(path, *runner)
@@ -163,9 +163,9 @@ def _execute(
     except (OSError, subprocess.SubprocessError) as exc:
         raise SandboxError(f"could not start the sandboxed program: {exc}") from exc
     try:
-        exited = _wait_unreaped(proc, timeout)
+        exited = wait_unreaped(proc, timeout)
     finally:
-        _kill_group(proc.pid)  # the whole group, before reaping (the group id cannot be reused yet)
+        kill_group(proc.pid)  # the whole group, before reaping (the group id cannot be reused yet)
         returncode = int(proc.wait())
     duration = time.monotonic() - start
     if translate and plan.shell_init and returncode > 128:

@@ -111,3 +111,11 @@ def suite_args(config: pytest.Config, suite_path: Path) -> list[str]:
     if suite not in args:
         args.append(suite)
     return args
+
+
+def install(config: pytest.Config) -> None:
+    """Collect the suite file (every process): the suite becomes a collection argument and this module a plugin."""
+    import sys
+
+    config.args = suite_args(config, config.stash[plan_key].path)
+    config.pluginmanager.register(sys.modules[__name__], "jeval-collect")

@@ -59,6 +59,7 @@ def episode_setup(plan: EvalPlan, bench: str, model: str) -> EpisodeSetup:
         user_settings=plan.user_settings() if plan.needs_user else None,
         external=external,
         backend=planned.backend,
+        agent=planned.agent,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_jeval.calls.engines.local import LocalModelError, LocalServer
+from pytest_jeval.session.keys import plan_key
 from pytest_jeval.suite.plan import EvalPlan
 
 
@@ -74,3 +75,12 @@ def worker_base_url(config: pytest.Config) -> str | None:
     """On an xdist worker: the controller's local model server URL (None when it runs none)."""
     url = config.workerinput.get("jeval_local_url")  # type: ignore[attr-defined]
     return str(url) if url else None
+
+
+def install(config: pytest.Config) -> None:
+    """The bundled local model: its server on the controller when the suite uses it; a worker takes its URL."""
+    plan = config.stash[plan_key]
+    if hasattr(config, "workerinput"):
+        plan.local_base_url = worker_base_url(config)
+    elif plan.needs_local_model:
+        config.pluginmanager.register(LocalModelPlugin(plan), "jeval-local-model")

@@ -89,3 +89,10 @@ class Notices:
         """Print the notices after the results."""
         for line in self.lines(config):
             terminalreporter.write_line(line, yellow=True)
+
+
+def install(config: pytest.Config) -> None:
+    """Choose the junit family now (before pytest's junitxml reads it) and print the notices on the controller."""
+    junit_notice = choose_junit_family(config)
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Notices(junit_notice), "jeval-notices")

@@ -57,3 +57,9 @@ class Prefetch:
         """Send the calls of upcoming items ahead of time."""
         runtime = item.config.stash[runtime_key]
         runtime.prefetch(upcoming(item.session, item, runtime.window))
+
+
+def install(config: pytest.Config) -> None:
+    """Send upcoming items' calls ahead (every process that runs items; not in dry runs)."""
+    if not (config.option.collectonly or config.getoption("setupplan", False)):
+        config.pluginmanager.register(Prefetch(), "jeval-prefetch")

@@ -93,7 +93,9 @@ class ProgressLine:
 
 
 def install(config: pytest.Config) -> None:
-    """Register the progress line on the controller, unless ``jeval_progress_interval`` is 0."""
+    """Register the progress line on the controller, unless ``jeval_progress_interval`` is 0 (not in dry runs)."""
+    if hasattr(config, "workerinput") or config.option.collectonly or config.getoption("setupplan", False):
+        return
     raw = config.getini("jeval_progress_interval")
     try:
         interval = float(raw) if raw not in (None, "") else DEFAULT_INTERVAL

@@ -22,16 +22,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_jeval.core.redact import MIN_KEY_LENGTH, redact, redact_record, register, unregister
+from pytest_jeval.session.keys import plan_key
 
 if TYPE_CHECKING:
-    from pytest_jeval.suite.plan import EvalPlan
+    pass
 
 #: How deep the walk into pytest's report objects goes (a traceback chain is about 5 levels).
 _MAX_DEPTH = 16
 
 
-def install(config: pytest.Config, plan: EvalPlan) -> None:
-    """Register ``plan``'s keys and the redacting hooks for this pytest process."""
+def install(config: pytest.Config) -> None:
+    """Register the plan's keys and the redacting hooks for this pytest process (every process)."""
+    plan = config.stash[plan_key]
     config.pluginmanager.register(RedactionPlugin(register(*plan.keys())), "jeval-redact")
 
 

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_jeval.session.keys import plan_key
+
 if TYPE_CHECKING:
     from pytest_jeval.results.resume import Resumed
 
@@ -136,3 +138,12 @@ def _exists(path: Path) -> bool:
         return path.exists()
     except OSError:
         return False
+
+
+def install(config: pytest.Config) -> None:
+    """The controller checks what xdist can send its workers and hands them the suite's path."""
+    if hasattr(config, "workerinput"):
+        return
+    plan = config.stash[plan_key]
+    check_remote_specs(config, local_model=plan.needs_local_model)
+    config.pluginmanager.register(RemoteWorkersPlugin(str(plan.path)), "jeval-remote-workers")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 from pytest_jeval.calls.scheduler import Call, CallScheduler, Scheduler, SchedulerStats
 from pytest_jeval.core.case import ItemCase
 from pytest_jeval.core.sample import Sample
-from pytest_jeval.session.keys import case_for, case_key
+from pytest_jeval.session.keys import case_for, case_key, plan_key, runtime_key
 
 #: ``call_executor = "auto"`` moves the HTTP client to a helper process when this pytest
 #: process expects at least this many calls with up to this many in flight: below that,
@@ -330,9 +330,9 @@ class RuntimeHooks:
     """The runtime's hooks, on every process of a suite run: check the data, check the
     endpoints, count the calls, and attach each item's case.
 
-    Its ``pytest_sessionstart`` must run after the results writer's and the local
-    model's (the writer reads the resumed records, the local model gives the URL to
-    check): it is registered before them, and pluggy calls the last registered first.
+    Its ``pytest_sessionstart`` runs after the results writer's and the local model's
+    (the writer reads the resumed records, the local model gives the URL to check):
+    it is ``trylast``.
     """
 
     def __init__(self, runtime: Runtime) -> None:
@@ -351,9 +351,10 @@ class RuntimeHooks:
             except DatasetLoadError as exc:
                 raise pytest.UsageError(str(exc)) from None
 
-    @pytest.hookimpl
+    @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Check every endpoint before any worker starts; estimate the calls."""
+        """Check every endpoint before any worker starts; estimate the calls. Last of the session-start hooks:
+        after the writer read the resumed records (or a worker its own) and the local model's server is up."""
         config = session.config
         runtime = self.runtime
         if is_worker(config):
@@ -364,8 +365,9 @@ class RuntimeHooks:
             return
         plan = runtime.plan
         targets: dict[Any, str] = {}
-        for m in plan.models:
-            targets.setdefault(runtime.endpoint(m), f"model {m!r}")
+        if any(planned.calls_model for planned in plan.benchmarks.values()):  # oracle and nop call no model
+            for m in plan.models:
+                targets.setdefault(runtime.endpoint(m), f"model {m!r}")
         if plan.suite.judge is not None:
             targets.setdefault(runtime.endpoint(plan.suite.judge.model, judge=True), "the judge")
         user = runtime.user_endpoint() if plan.needs_user else None
@@ -409,3 +411,12 @@ class RuntimeHooks:
         case = ItemCase(benchmark=bench, model=model_name, sample=sample_)
         case.resumed = self.runtime.is_resumed(bench, model_name, sample_.id)
         item.stash[case_key] = case
+
+
+def install(config: pytest.Config) -> None:
+    """The per-process runtime (every process): stashed, its hooks registered, the call helper started early."""
+    runtime = Runtime(config.stash[plan_key], use_cache=not config.getoption("jeval_no_cache"))
+    config.stash[runtime_key] = runtime
+    config.pluginmanager.register(RuntimeHooks(runtime), "jeval-runtime")
+    if not is_dry(config):
+        runtime.start_early(config)

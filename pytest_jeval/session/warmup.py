@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError
-from pytest_jeval.session.keys import runtime_key
+from pytest_jeval.session.keys import plan_key, runtime_key
 from pytest_jeval.suite.plan import EvalPlan
 
 #: The ``config.workeroutput`` entry that carries a worker's warm-up lines to the controller.
@@ -169,3 +169,10 @@ class WarmupPlugin:
         """xdist (controller): each worker's warm-up lines."""
         for entry in sorted(self.lines, key=lambda e: str(e.get("worker"))):
             terminalreporter.write_line(f"{entry['line']} [{entry['worker']}]", yellow=bool(entry.get("failed")))
+
+
+def install(config: pytest.Config) -> None:
+    """Untimed warm-up calls when ``[run] warmup_samples`` is set (not in dry runs)."""
+    dry = config.option.collectonly or config.getoption("setupplan", False)
+    if config.stash[plan_key].suite.run.warmup_samples and not dry:
+        config.pluginmanager.register(WarmupPlugin(), "jeval-warmup")

@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from pytest_jeval.core.benchmark import Benchmark, find_benchmark
+from pytest_jeval.core.registry import Registry, entry_point_label
 from pytest_jeval.scoring.registry import RecordScorer
 
 BUILTIN_PACKAGE = "pytest_jeval.benchmarks"
@@ -65,10 +66,9 @@ def builtin_index() -> dict[str, str]:
     return package_index(BUILTIN_PACKAGE)
 
 
-def _label(ep: importlib.metadata.EntryPoint) -> str:
-    dist = getattr(ep, "dist", None)
-    origin = f" of {dist.name} {dist.version}" if dist is not None else ""
-    return f"entry point {ep.name} = {ep.value!r} (group {ENTRY_POINT_GROUP}{origin})"
+BENCHMARKS: Registry[str] = Registry("benchmarks", kind="benchmark")
+"""The benchmark family's registry: its ``pytest_jeval.benchmarks`` entry points name the modules of
+installed benchmarks (read by :func:`installed_index`; the built-ins are found by walking the package)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -80,13 +80,14 @@ def installed_index() -> dict[str, str]:
     """
     builtins = builtin_index()
     index: dict[str, str] = {}
-    for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+    for ep in BENCHMARKS.entry_points():
         if ep.attr:
-            raise CatalogError(f"{_label(ep)} must name a module (the one defining the Benchmark), not an attribute")
+            raise CatalogError(f"{entry_point_label(ep)} must name a module (the one defining the Benchmark), "
+                               "not an attribute")
         if ep.name in builtins:
-            raise CatalogError(f"{_label(ep)}: {ep.name!r} is the name of a built-in benchmark")
+            raise CatalogError(f"{entry_point_label(ep)}: {ep.name!r} is the name of a built-in benchmark")
         if index.get(ep.name, ep.module) != ep.module:
-            raise CatalogError(f"{_label(ep)}: {ep.name!r} is already installed from {index[ep.name]}")
+            raise CatalogError(f"{entry_point_label(ep)}: {ep.name!r} is already installed from {index[ep.name]}")
         index[ep.name] = ep.module
     return index
 

@@ -20,7 +20,6 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -40,18 +39,6 @@ class SuiteError(Exception):
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
 
-
-def _refuse_unbuilt(model: type[BaseModel], keys: dict[str, str], value: object, info: ValidationInfo) -> None:
-    """Refuse a reference key that is set (to anything but its default) but not built yet:
-    none is accepted and then ignored."""
-    name = str(info.field_name)
-    if value != model.model_fields[name].get_default(call_default_factory=True):
-        raise ValueError(f"not supported yet ({keys[name]}); remove it")
-
-
-_UNBUILT_BENCHMARK = {
-    "agent": "named agents are not implemented; backend = \"agent\" runs the built-in tool-calling loop",
-}
 
 BACKEND_ALIASES = {"direct": "direct", "jarvis-direct": "direct", "agent": "agent", "jarvis-agent": "agent"}
 """The built-in backends' spellings, and the backend each means; every external agent backend
@@ -284,7 +271,8 @@ class BenchmarkEntry(_Strict):
     database: str | None = None
     """Judge benchmark with ``evaluator = "sql"``: the SQLite database (relative to the suite file)."""
     agent: str | None = None
-    """Reference key naming an agent: not supported (one tool-calling loop is built in), refused when set."""
+    """The named agent that drives each episode (``orchestrator``, the default; ``oracle``, ``nop``, or one a
+    package registers; ``jeval list`` shows them); implies ``backend = "agent"``."""
     tools: list[str] = Field(default_factory=list)
     """Built-in tools offered to the agent (``calculator``, ``file_read``, ``list_files``, ``file_write``,
     ``python``, ``bash``); benchmarks that define their own tools ignore it."""
@@ -307,10 +295,13 @@ class BenchmarkEntry(_Strict):
             raise ValueError(f"unknown backend {value!r}; the backends are: {', '.join(names)}")
         return value
 
-    @field_validator(*_UNBUILT_BENCHMARK, mode="before")
+    @field_validator("agent")
     @classmethod
-    def _unbuilt(cls, value: object, info: ValidationInfo) -> object:
-        _refuse_unbuilt(cls, _UNBUILT_BENCHMARK, value, info)
+    def _known_agent(cls, value: str | None) -> str | None:
+        from pytest_jeval.agents.named import AGENTS
+
+        if value is not None and value not in AGENTS:
+            raise ValueError(f"unknown agent {value!r}; {AGENTS.known_text()}")
         return value
 
     @field_validator("name")
@@ -395,6 +386,9 @@ class Run(_Strict):
     """Open agent episodes per pytest process (each holds a workspace); default twice the concurrency, at least 64."""
     trajectories: Literal["sidecar", "inline", "off"] = "sidecar"
     """Where agent trajectories go: ``{jsonl}.trajectories.jsonl``, inside each record, or nowhere."""
+    exporters: list[str] = Field(default_factory=list)
+    """Exporters to run at session end besides those turned on by their own keys: the names of
+    exporters installed packages register (``pytest_jeval.exporters``; ``jeval list`` shows them)."""
     wandb_project: str = ""
     """Weights & Biases project: when set, the controller logs one W&B run per (benchmark, model) at
     session end (needs ``pytest-jeval[wandb]``; docs/exports.md)."""

@@ -57,6 +57,22 @@ class PlannedBenchmark:
         return self.benchmark.agent or AgentSpec()
 
     @property
+    def agent(self) -> str:
+        """The named agent that drives this benchmark's episodes (``agent = ...``, else ``orchestrator``)."""
+        from pytest_jeval.agents.named import DEFAULT_AGENT
+
+        return self.entry.agent or DEFAULT_AGENT
+
+    @property
+    def calls_model(self) -> bool:
+        """False when the benchmark's named agent never calls the model under test (``oracle``, ``nop``)."""
+        if not self.is_agent or self.is_external:
+            return True
+        from pytest_jeval.agents.named import AGENTS
+
+        return AGENTS.get(self.agent).calls_model
+
+    @property
     def is_agent(self) -> bool:
         """True when each sample runs as an agent episode (the built-in loop or an external agent)."""
         return self.backend == "agent" or self.is_external
@@ -509,7 +525,10 @@ def _external_backend(where: str, entry: BenchmarkEntry, bench: Benchmark, backe
 def _backend(path: Path, i: int, entry: BenchmarkEntry, bench: Benchmark) -> tuple[str, list[str]]:
     """The backend a benchmark runs with, checked against what it supports and the agent keys set."""
     where = f"invalid suite {path}:\n  benchmarks[{i}]"
-    backend = entry.backend_kind or bench.backends[0]
+    backend = entry.backend_kind or ("agent" if entry.agent is not None else bench.backends[0])
+    if entry.agent is not None and backend != "agent":
+        raise SuiteError(f"{where}.agent: a named agent drives the built-in episode loop; remove agent or set "
+                         f'backend = "agent" (the {backend!r} backend runs as it is)')
     if backend not in ("direct", "agent") or entry.command is not None:
         return _external_backend(where, entry, bench, backend), []
     if backend not in bench.backends:
@@ -535,4 +554,19 @@ def _backend(path: Path, i: int, entry: BenchmarkEntry, bench: Benchmark) -> tup
     spec_turns = bench.agent.max_turns if bench.agent is not None else None
     if entry.max_turns and spec_turns is not None and entry.max_turns > spec_turns:
         notes.append(f"runs at most {spec_turns} turns per episode (max_turns = {entry.max_turns} asked for more)")
+    _check_agent(where, entry, bench)
     return backend, notes
+
+
+def _check_agent(where: str, entry: BenchmarkEntry, bench: Benchmark) -> None:
+    """The named agent can run this benchmark (else the message names the agents that can)."""
+    from pytest_jeval.agents.named import AGENTS, DEFAULT_AGENT
+    from pytest_jeval.agents.spec import AgentSpec
+
+    name = entry.agent or DEFAULT_AGENT
+    spec = bench.agent or AgentSpec()
+    reason = AGENTS.get(name).refuses(spec)
+    if reason is not None:
+        able = [n for n, agent in AGENTS.items() if agent.refuses(spec) is None]
+        raise SuiteError(f"{where}.agent: {entry.name!r} cannot run with the {name!r} agent: {reason}; the agents "
+                         f"it runs with are: {', '.join(able)}")

@@ -167,7 +167,7 @@ async def kill_marked(marker: str, settle: float = 0.5) -> int:
     return len(pids)
 
 
-def _kill_group(pid: int) -> None:
+def kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
@@ -398,13 +398,13 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
         except asyncio.TimeoutError:
             timed_out = True
         except BaseException:  # cancelled (the run is closing): nothing of the agent may stay behind
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             for pid in processes_with(f"OPENAI_API_KEY={marker}"):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             raise
         finally:
-            _kill_group(proc.pid)  # the agent's group, and whatever of it is left after a clean exit
+            kill_group(proc.pid)  # the agent's group, and whatever of it is left after a clean exit
         if proc.returncode is None:
             await proc.wait()
         survivors = await kill_marked(f"OPENAI_API_KEY={marker}")

@@ -18,11 +18,18 @@ from typing import Any
 
 from pytest_jeval import Benchmark, Sample, Score, ScoreSink
 from pytest_jeval.agents import AgentSpec, Episode
+from pytest_jeval.agents.spec import OracleStep, SayStep, ToolStep
 from pytest_jeval.benchmarks.retail import POLICY, TOOLS, fresh_db, make_user, retail_score, to_sample
 from pytest_jeval.core.chat import Messages
 from pytest_jeval.scoring.registry import register_scorer
 
 MAX_TURNS = 30
+
+
+def gold_steps(sample: Sample) -> list[OracleStep]:
+    """The gold solution: every gold action through the tools, then an answer saying every required output."""
+    steps: list[OracleStep] = [ToolStep(a["name"], dict(a["arguments"])) for a in sample.target["actions"]]
+    return [*steps, SayStep(" ".join(["Done.", *sample.target["outputs"]]))]
 
 
 def prompt(sample: Sample) -> Messages:
@@ -46,7 +53,7 @@ BENCHMARK = Benchmark(
     scoring="tau-bench reward: final database equals the gold replay, and the required outputs",
     sample_count=15,
     backends=("agent",),
-    agent=AgentSpec(tools=TOOLS, environment=environment, user=make_user, max_turns=MAX_TURNS),
+    agent=AgentSpec(tools=TOOLS, environment=environment, user=make_user, max_turns=MAX_TURNS, oracle=gold_steps),
 )
 
 

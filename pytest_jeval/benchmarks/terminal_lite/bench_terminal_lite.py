@@ -25,7 +25,7 @@ from typing import Any
 from pytest_jeval import Benchmark, LoadContext, Sample, Score
 from pytest_jeval.agents import AgentSpec, Episode, HarnessError, ToolContext, ToolError, tool
 from pytest_jeval.benchmarks._terminal.tasks import SETUP, TerminalTask, load_task
-from pytest_jeval.sandbox.shell.providers import PROVIDERS, ExecOutcome, ProviderUnavailable, Sandbox, get_provider
+from pytest_jeval.sandbox.shell.providers import SANDBOXES, ExecOutcome, ProviderUnavailable, Sandbox, get_provider
 from pytest_jeval.scoring.registry import register_scorer
 from pytest_jeval.scoring.replay import stored_score
 from pytest_jeval.suite.dataset import DatasetLoadError
@@ -194,7 +194,7 @@ BENCHMARK = Benchmark(
     scoring="the task's tests/test.sh in the sandbox after the episode (exit 0, or reward 1)",
     sample_count=14,
     backends=("agent",),
-    sandboxes=tuple(PROVIDERS),
+    sandboxes=tuple(SANDBOXES.names()),
     agent=AgentSpec(tools=[bash], environment=environment),
 )
 

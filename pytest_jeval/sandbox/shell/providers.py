@@ -38,15 +38,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from pytest_jeval.core.registry import Registry, RegistryError
 from pytest_jeval.sandbox.files import remove_tree
 from pytest_jeval.sandbox.limits import Limits, make_preexec
 from pytest_jeval.sandbox.plans import SANDBOX_UID, current_plan, popen_identity, run_identity
-from pytest_jeval.sandbox.process import _kill_group, _read_capped, _StdinFile, _wait_unreaped
+from pytest_jeval.sandbox.process import StdinFile, kill_group, read_capped, wait_unreaped
 from pytest_jeval.sandbox.workdir import chown_tree, make_workspace_dir
 
-__all__ = ["PROVIDERS", "BubblewrapProvider", "DockerProvider", "ExecOutcome", "Provider", "ProviderUnavailable",
+__all__ = ["SANDBOXES", "BubblewrapProvider", "DockerProvider", "ExecOutcome", "Provider", "ProviderUnavailable",
            "Sandbox", "get_provider", "stop_all"]
 
 TASK_DIR = "/app"
@@ -184,19 +185,19 @@ class BubblewrapSandbox(Sandbox):
                     chown_tree(str(self.root), *owner)
                 try:
                     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-                            _StdinFile(stdin) as inp:
+                            StdinFile(stdin) as inp:
                         start = time.monotonic()
                         proc = subprocess.Popen(
                             self.argv(command), cwd="/", env=env, stdin=inp, stdout=out, stderr=err,
                             close_fds=True, start_new_session=True, preexec_fn=make_preexec(limits),
                             **popen_identity(plan, owner))
                         try:
-                            exited = _wait_unreaped(proc, timeout)
+                            exited = wait_unreaped(proc, timeout)
                         finally:
-                            _kill_group(proc.pid)
+                            kill_group(proc.pid)
                             returncode = int(proc.wait())
                         seconds = time.monotonic() - start
-                        stdout, stderr = _read_capped(out, MAX_OUTPUT), _read_capped(err, MAX_OUTPUT)
+                        stdout, stderr = read_capped(out, MAX_OUTPUT), read_capped(err, MAX_OUTPUT)
                 finally:
                     if owner is not None:
                         chown_tree(str(self.root), *runner)
@@ -363,13 +364,23 @@ class DockerProvider(Provider):
         return DockerSandbox(docker, proc.stdout.strip())
 
 
-PROVIDERS: dict[str, type[Provider]] = {"bubblewrap": BubblewrapProvider, "docker": DockerProvider}
-"""Sandbox providers by the name a task index gives in ``sandbox``."""
+def _check(name: str, member: Any) -> type[Provider]:
+    if not (isinstance(member, type) and issubclass(member, Provider)):
+        raise TypeError(f"{member!r} is not a Provider subclass")
+    return member
+
+
+SANDBOXES: Registry[type[Provider]] = Registry("sandboxes", kind="sandbox provider", check=_check, builtins={
+    "bubblewrap": "pytest_jeval.sandbox.shell.providers:BubblewrapProvider",
+    "docker": "pytest_jeval.sandbox.shell.providers:DockerProvider",
+})
+"""Sandbox providers for shell tasks by name (``sandbox = "..."`` in a suite, or a task index): the
+built-ins, then the ``pytest_jeval.sandboxes`` entry points (``name = "package.module:ProviderClass"``)."""
 
 
 def get_provider(name: str) -> Provider:
-    """The provider called ``name``; ValueError for an unknown one."""
+    """The provider called ``name``; ValueError (naming the registered ones) for an unknown one."""
     try:
-        return PROVIDERS[name]()
-    except KeyError:
-        raise ValueError(f"unknown sandbox {name!r}; the providers are: {', '.join(PROVIDERS)}") from None
+        return SANDBOXES.get(name)()
+    except RegistryError as exc:
+        raise ValueError(str(exc)) from None

@@ -20,7 +20,7 @@ from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.judge_bench import CaseSpec, Judgment, get_evaluator
 from pytest_jeval.judge_bench.bench_judge import score_of
 from pytest_jeval.results.reader import recompute_summary
-from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS, _plain
+from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS, plain
 from pytest_jeval.results.summary import write_summary
 from pytest_jeval.scoring.mcq import score_choice
 from pytest_jeval.scoring.numeric import score_numeric
@@ -92,7 +92,7 @@ def quickstart_records(model: str) -> list[dict[str, Any]]:
                     expected=verdict.expected if verdict.expected is not None else sample.target,
                     unscored=verdict.unscored, throughput_tok_per_sec=completion / latency,
                     energy_joules=round((2.0 if model == "model-a" else 5.0) + 0.1 * i, 4))
-        records.append({k: _plain(v) for k, v in base.items()})
+        records.append({k: plain(v) for k, v in base.items()})
     return records
 
 
@@ -112,7 +112,7 @@ def judge_records() -> list[dict[str, Any]]:
                      question=f"Knowledge: ... Question #{i}: is this answer supported by the knowledge?",
                      expected=verdict.expected, extracted=verdict.extracted, scoring_metadata=dict(verdict.metadata))
         base.update(verdict.fields)
-        records.append({k: _plain(v) for k, v in base.items()})
+        records.append({k: plain(v) for k, v in base.items()})
     return records
 
 
