@@ -68,6 +68,10 @@ class LoadContext:
     """Directory of the first local data file (to resolve attachments), if any."""
     sandbox: str | None = None
     """The suite's ``sandbox`` setting (a provider name), for benchmarks that list ``sandboxes``."""
+    options: Any = None
+    """The validated ``[benchmarks.options]`` of the entry (an instance of ``Benchmark.options``), or None."""
+    local_dir: Path | None = None
+    """The entry's ``data_dir`` (resolved, existing), for benchmarks that read a local copy of their data."""
 
     def default_id(self, index: int) -> str:
         """``<benchmark>-<row index>``, the id used when the dataset has no id column."""
@@ -119,6 +123,14 @@ class Benchmark:
     agent: AgentSpec | None = None
     """The benchmark's tools, environment and user when it runs as an agent (see
     :class:`~pytest_jeval.agents.spec.AgentSpec`); None runs its prompt with the suite's ``tools``."""
+    options: Any = None
+    """A pydantic model class (``extra="forbid"``) of the benchmark's own settings, the keys a suite may set in
+    ``[benchmarks.options]``; the validated instance reaches ``to_sample``/``read_rows`` as ``ctx.options``.
+    Path fields may use :data:`~pytest_jeval.suite.options.SuitePath` (resolved against the suite file).
+    None: the benchmark takes no options."""
+    data_dir: str = ""
+    """What a local copy given as ``data_dir`` must hold, in words (its upstream layout); empty when the
+    benchmark takes no ``data_dir``. The resolved directory reaches it as ``ctx.local_dir``."""
     configure: Callable[[Any], Benchmark] | None = None
     """A template for benchmarks built from their suite entry: called with the ``[[benchmarks]]``
     entry, it returns the benchmark that entry runs (the judge family builds one per gold set

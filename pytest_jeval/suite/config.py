@@ -249,6 +249,12 @@ class BenchmarkEntry(_Strict):
     record_ids: list[str] | None = None
     """Evaluate only these record ids."""
     data_files: str | list[str] | None = None
+    data_dir: str | None = None
+    """A local copy of the benchmark's data in its upstream layout (a checkout, an unpacked archive), relative
+    to the suite file; what it must hold is the benchmark's own (``jeval list``, its docs page)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """``[benchmarks.options]``: the benchmark's own settings, checked against the ones it declares
+    (``Benchmark.options``); a key it does not declare is refused with the ones it does."""
     """Local copies of the dataset in the hub schema, relative to the suite file."""
     judge_model: str | None = None
     """Override ``[judge].model`` for this benchmark."""

@@ -156,6 +156,8 @@ def load_samples(
     record_ids: Sequence[str] | None = None,
     max_samples: int | None = None,
     sandbox: str | None = None,
+    options: Any = None,
+    local_dir: Path | None = None,
 ) -> tuple[list[Sample], int]:
     """Load, convert and select samples. Returns ``(samples, skipped_rows)``.
 
@@ -170,8 +172,10 @@ def load_samples(
         benchmark=benchmark.name,
         subset=subset,
         seed=seed,
-        data_dir=files[0].parent if files else None,
+        data_dir=files[0].parent if files else local_dir,
         sandbox=sandbox,
+        options=options,
+        local_dir=local_dir,
     )
     rows: Any = benchmark.read_rows(files, ctx) if benchmark.read_rows else load_rows(benchmark, files, split, subset)
     id_column = benchmark.dataset.id_column if benchmark.dataset else None

@@ -47,6 +47,10 @@ class PlannedBenchmark:
     """``direct`` or ``agent``: how this benchmark's samples are run."""
     notes: list[str] = field(default_factory=list)
     """What the suite sets that this benchmark does not use, in words (shown once in the terminal)."""
+    options: Any = None
+    """The entry's ``[benchmarks.options]``, validated by the benchmark's own model (None: it takes none)."""
+    local_dir: Path | None = None
+    """The entry's ``data_dir``, resolved and checked."""
 
     @property
     def agent_spec(self) -> AgentSpec:
@@ -218,6 +222,8 @@ class EvalPlan:
                 record_ids=e.record_ids,
                 max_samples=e.max_samples,
                 sandbox=e.sandbox,
+                options=pb.options,
+                local_dir=pb.local_dir,
             )
             if pb.is_agent and e.repeats > 1:
                 samples, skipped = self._samples[name]
@@ -420,6 +426,9 @@ def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedB
 
     if not entry.data_file_list:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: a judge benchmark needs a gold set")
+    for key in ("data_dir", "options"):
+        if getattr(entry, key):
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{key}: a judge benchmark takes no {key}")
     files = _data_files(path, i, entry)
     try:
         if entry.database is not None:
@@ -491,7 +500,19 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
             raise SuiteError(
                 f"invalid suite {path}:\n  benchmarks[{i}].data_files: {entry.name!r} needs local data files"
             )
-    return PlannedBenchmark(entry=entry, benchmark=bench, module=module, files=files, backend=backend, notes=notes)
+    from pytest_jeval.suite.options import OptionsError, check_data_dir, validate_options
+
+    try:
+        local_dir = check_data_dir(entry.data_dir, benchmark=entry.name, layout=bench.data_dir, suite_dir=path.parent)
+    except OptionsError as exc:
+        raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_dir: {exc}") from None
+    try:
+        options = validate_options(bench.options, entry.options, benchmark=entry.name, suite_dir=path.parent)
+    except OptionsError as exc:
+        lines = "\n".join(f"  benchmarks[{i}].options.{line}" for line in str(exc).splitlines())
+        raise SuiteError(f"invalid suite {path}:\n{lines}") from None
+    return PlannedBenchmark(entry=entry, benchmark=bench, module=module, files=files, backend=backend, notes=notes,
+                            options=options, local_dir=local_dir)
 
 
 def _external_backend(where: str, entry: BenchmarkEntry, bench: Benchmark, backend: str) -> str:
