@@ -41,7 +41,8 @@ BENCHMARK = Benchmark(name="optioned", to_sample=to_sample, prompt=lambda s: Non
 
 
 def test_optioned(sample, response, score):
-    Path("seen.jsonl").open("a").write(json.dumps(sample.metadata) + "\\n")
+    with Path("seen.jsonl").open("a") as fh:
+        fh.write(json.dumps(sample.metadata) + "\\n")
     score(Score(correct=True))
 '''
 
