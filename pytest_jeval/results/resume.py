@@ -56,7 +56,8 @@ class ResumePlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """A resumed sample reports its stored verdict instead of running again."""
+        """A resumed sample reports its stored verdict instead of running again (an agent item too: its
+        environment's state is gone, and its verdict is the stored one)."""
         case = pyfuncitem.stash.get(case_key, None)
         if case is None or case.resumed is None:
             return None

@@ -391,17 +391,6 @@ class RuntimeHooks:
         self.runtime.expect(worker_share(session.config, self.runtime.count_calls(session.items)), exact=True)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """A resumed agent item is not scored again (its environment state is gone): it keeps its stored verdict."""
-        case = pyfuncitem.stash.get(case_key, None)
-        if case is None or case.resumed is None or not self.runtime.plan.benchmarks[case.benchmark].is_agent:
-            return None
-        if case.resumed.get("is_correct") is True:
-            return True
-        pytest.fail(f"resumed: the stored record of {case.sample.id!r} is not correct "
-                    f"(is_correct = {case.resumed.get('is_correct')!r})", pytrace=False)
-
-    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Attach the item's case (benchmark, model, sample) and any resumed record."""
         found = case_for(item)
