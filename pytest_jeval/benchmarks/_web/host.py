@@ -65,7 +65,7 @@ def start_app(name: str, factory: Callable[[], web.Application]) -> RunningApp:
 
     async def start() -> RunningApp:
         app = factory()
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()

@@ -17,6 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from pytest_jeval import Benchmark, LoadContext, Sample, Score
 from pytest_jeval.agents import AgentSpec, Episode, HarnessError
 from pytest_jeval.agents.spec import OracleStep
@@ -33,9 +35,21 @@ from pytest_jeval.suite.dataset import DatasetLoadError
 MAX_TURNS = 40
 
 
+class Options(BaseModel):
+    """``[benchmarks.options]`` of workarena."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action_timeout: float = Field(10.0, gt=0)
+    """Seconds a browser action waits for its element."""
+    navigation_timeout: float = Field(15.0, gt=0)
+    """Seconds a browser action waits for the page to load."""
+
+
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
     """One task; the browser is checked here, before any sample runs."""
     require_browser(ctx.benchmark)
+    options = ctx.options if isinstance(ctx.options, Options) else Options()
     where = f"workarena task {row.get('id', index)}"
     try:
         for key in ("id", "goal", "start_url", "validate"):
@@ -50,7 +64,8 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
     return Sample(id=str(row["id"]), input=str(row["goal"]), target=row["validate"],
                   subject=f"{row.get('level', 'L1')}/{row.get('category', '')}",
                   metadata={"start_url": row["start_url"], "validate": row["validate"], "oracle": row.get("oracle"),
-                            "level": row.get("level", "L1")})
+                            "level": row.get("level", "L1"),
+                            "timeouts": [options.action_timeout, options.navigation_timeout]})
 
 
 def prompt(sample: Sample) -> Messages:
@@ -63,7 +78,9 @@ def prompt(sample: Sample) -> Messages:
 def environment(sample: Sample, workspace: Path) -> WebEnv:
     """A fresh service desk and a browser confined to it."""
     return open_env(apps={"desk": desk.make_app}, sites={}, site_apps={"DESK": ("desk", "")},
-                    start_url=str(sample.metadata["start_url"]), config=BrowserConfig(allowed_origins=()))
+                    start_url=str(sample.metadata["start_url"]),
+                    config=BrowserConfig(allowed_origins=(), action_timeout=sample.metadata["timeouts"][0],
+                                         navigation_timeout=sample.metadata["timeouts"][1]))
 
 
 def oracle(sample: Sample, state: Any) -> list[OracleStep]:
@@ -98,6 +115,7 @@ BENCHMARK = Benchmark(
     scoring="the application's state after the episode, queried as WorkArena's validate(); all checks pass",
     sample_count=9,
     backends=("agent",),
+    options=Options,
     agent=AgentSpec(tools=TOOLS, environment=environment, max_turns=MAX_TURNS, oracle=oracle, cleanup=close_env),
 )
 
