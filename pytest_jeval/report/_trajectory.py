@@ -169,7 +169,8 @@ def details_block(details: Any, budget: _Budget) -> str:
         else:
             folded.append(f'<details class="detail"><summary>{_e(key)}</summary>{budget.text(text, "args", "pre")}'
                           "</details>")
-    return f'<div class="tool-details"><span class="note">tool details</span> {" · ".join(inline)}{"".join(folded)}</div>'
+    head = '<span class="note">tool details</span> '
+    return f'<div class="tool-details">{head}{" · ".join(inline)}{"".join(folded)}</div>'
 
 
 def _message(message: dict[str, Any], pending: dict[str, list[dict[str, Any]]], budget: _Budget) -> str:

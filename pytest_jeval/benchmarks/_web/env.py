@@ -48,7 +48,7 @@ class WebEnv:
 
     def export_state(self) -> dict[str, Any]:
         """Each started application's database, as JSON builtins."""
-        return {name: app.call(lambda app=app: app.state.db.export()) for name, app in self.apps.items()}
+        return {name: app.state.db.export() for name, app in self.apps.items()}
 
     def close(self) -> None:
         """Close the browser and stop the applications (idempotent)."""

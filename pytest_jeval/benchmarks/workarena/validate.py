@@ -6,7 +6,7 @@ sorts, the final chat message for answers.
 |---|---|
 | ``record_created`` | the newest record the episode created in ``table`` has every value of ``fields`` |
 | ``requested_item`` | the episode ordered ``item`` with ``quantity``, these ``options`` (and ``requested_for``) |
-| ``list_filter`` | the final page is ``table``'s list and its filter is ``kind`` (AND/OR) over exactly ``conditions`` (any order) |
+| ``list_filter`` | the final page is ``table``'s list, filtered ``kind`` (AND/OR) by exactly ``conditions`` |
 | ``list_sort`` | the final page is ``table``'s list sorted by exactly ``sort``, in order, and filtered by nothing |
 | ``answer`` | the final answer contains each of ``must_include`` (case-insensitive) |
 | ``records`` | every record of ``numbers`` in ``table`` has every value of ``fields`` |
@@ -78,20 +78,20 @@ def run_check(spec: Mapping[str, Any], state: DeskState, final_url: str, answer:
         missing = [m for m in spec["must_include"] if m.lower() not in low]
         return not missing, f"the answer lacks {missing}" if missing else "the answer has it"
     if kind == "records":
-        wrong = []
+        bad: list[str] = []
         for number in spec["numbers"]:
-            row = db.one(f"SELECT * FROM {spec['table']} WHERE number = ?", (number,))
-            if row is None or any(str(row.get(k) or "") != v for k, v in spec["fields"].items()):
-                wrong.append(number)
-        return not wrong, f"not as asked: {wrong}" if wrong else "every record is as asked"
+            found = db.one(f"SELECT * FROM {spec['table']} WHERE number = ?", (number,))
+            if found is None or any(str(found.get(k) or "") != v for k, v in spec["fields"].items()):
+                bad.append(number)
+        return not bad, f"not as asked: {bad}" if bad else "every record is as asked"
     if kind == "unchanged":
         seed = seed_rows()[spec["table"]]
         changed = []
         for i, original in enumerate(seed, start=1):
             if original.get("number") in spec.get("except", []):
                 continue
-            row = db.one(f"SELECT * FROM {spec['table']} WHERE sys_id = ?", (i,))
-            if row is None or any(str(row.get(k) or "") != str(v) for k, v in original.items()):
+            now = db.one(f"SELECT * FROM {spec['table']} WHERE sys_id = ?", (i,))
+            if now is None or any(str(now.get(k) or "") != str(v) for k, v in original.items()):
                 changed.append(original.get("number") or i)
         return not changed, f"changed: {changed}" if changed else "nothing else changed"
     raise ValueError(f"unknown check {kind!r}")

@@ -22,7 +22,7 @@ import dataclasses
 import re
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -113,6 +113,7 @@ class BrowserSession:
         self._cdp_page: Page | None = None
         self._marks = (0, 0, 0)
         self._last: Snapshot | None = None
+        self._tasks: set[asyncio.Future[None]] = set()
         self.closed = False
 
     # -- life ---------------------------------------------------------------------------
@@ -192,7 +193,7 @@ class BrowserSession:
             ws.connect_to_server()
             return
         self._record(self.blocked, Blocked(ws.url, "GET", "websocket"))
-        asyncio.ensure_future(ws.close(code=1008, reason="blocked: outside the allowed origins"))
+        self._spawn(ws.close(code=1008, reason="blocked: outside the allowed origins"))
 
     def _on_page(self, page: Page) -> None:
         if page is self._page or self._page is None:
@@ -205,7 +206,13 @@ class BrowserSession:
             except Exception:
                 pass
 
-        asyncio.ensure_future(shut())
+        self._spawn(shut())
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` in the background, holding a reference until it ends."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _on_dialog(self, dialog: Dialog) -> None:
         self._record(self.dialogs, f"{dialog.type}: {dialog.message}")
@@ -235,7 +242,8 @@ class BrowserSession:
         from playwright.async_api import TimeoutError as PlaywrightTimeout
 
         if isinstance(exc, PlaywrightTimeout):
-            return f"the page did not finish loading within {self.config.navigation_timeout:g}s; shown as far as it loaded"
+            return (f"the page did not finish loading within {self.config.navigation_timeout:g}s; "
+                    "shown as far as it loaded")
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if "ERR_BLOCKED_BY_CLIENT" in message:
             return "blocked: the address is outside the origins this episode may reach"

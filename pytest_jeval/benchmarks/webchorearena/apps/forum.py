@@ -35,8 +35,9 @@ _WORDS = ["city", "council", "launch", "review", "festival", "river", "record", 
 def seed_rows() -> dict[str, list[dict[str, object]]]:
     """The forum's initial rows (deterministic; every submission title is distinct)."""
     rng = random.Random(SEED)
-    forums = [{"name": n, "description": f"Discussion about {n.lower()}."} for n, _ in FORUMS]
-    subs, comments = [], []
+    forums: list[dict[str, object]] = [{"name": n, "description": f"Discussion about {n.lower()}."} for n, _ in FORUMS]
+    subs: list[dict[str, object]] = []
+    comments: list[dict[str, object]] = []
     seen: set[str] = set()
     sid = 0
     for name, count in FORUMS:

@@ -70,7 +70,7 @@ def seed_rows() -> dict[str, list[dict[str, Any]]]:
     """The shop's initial rows (deterministic)."""
     rng = random.Random(SEED)
     out: dict[str, list[dict[str, Any]]] = {"category": [{"slug": s, "name": n} for s, n in CATEGORIES]}
-    products = []
+    products: list[dict[str, Any]] = []
     n = 1000
     for slug, _ in CATEGORIES:
         for name in _NAMES[slug]:
