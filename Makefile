@@ -35,7 +35,9 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(PY) -m pytest --jeval-config configs/quickstart.toml -p no:cacheprovider -v
 
-# The HTML report's browser tests need Debian's chromium; without root (or apt) they are skipped.
+# The HTML report's browser tests and the web benchmarks (docs/web.md: Playwright from the dev extra drives this
+# chromium, no browser download) need Debian's chromium; without root (or apt) the report tests are skipped and
+# the web benchmarks are refused with this install command (in CI, where CI is set, the web tests fail instead).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) \
 		|| echo "chromium could not be installed: the browser tests will be skipped"

@@ -6,7 +6,7 @@ See docs/agents.md.
 from __future__ import annotations
 
 from pytest_jeval.agents.spec import AgentSpec, AsyncChat, UserSimulator
-from pytest_jeval.agents.tool import HarnessError, Tool, ToolContext, ToolError, spec_tool, tool
+from pytest_jeval.agents.tool import HarnessError, Tool, ToolContext, ToolError, ToolOutput, spec_tool, tool
 from pytest_jeval.core.episode import STOP_REASONS, Episode, StopReason, ToolCallRecord
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "ToolCallRecord",
     "ToolContext",
     "ToolError",
+    "ToolOutput",
     "UserSimulator",
     "spec_tool",
     "tool",

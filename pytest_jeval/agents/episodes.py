@@ -102,8 +102,14 @@ class EpisodeRunner:
             agent = AGENTS.get(setup.agent)
             parts = EpisodeParts(setup=setup, sample=sample, messages=messages, tools=tools, call_model=call_model,
                                  ctx=ctx, limits=setup.limits, user=simulator)
-            ran = await agent.run(parts)
-            return dataclasses.replace(ran, agent=setup.agent)
+            try:
+                ran = await agent.run(parts)
+            except BaseException:
+                if state is not None and spec.cleanup is not None:
+                    await asyncio.to_thread(spec.cleanup, state)
+                raise
+            # the state goes to the test even from an agent that never touched it (nop)
+            return dataclasses.replace(ran, agent=setup.agent, state=ran.state if ran.state is not None else state)
         finally:
             if workspace is not None:
                 await asyncio.to_thread(remove_workspace, workspace)

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pytest_jeval.agents.spec import UserSimulator
-from pytest_jeval.agents.tool import HarnessError, Tool, ToolContext, ToolError
+from pytest_jeval.agents.tool import HarnessError, Tool, ToolContext, ToolError, ToolOutput
 from pytest_jeval.core.chat import EndpointError, Messages, Reply, ToolCall
 from pytest_jeval.core.episode import Episode, StopReason, ToolCallRecord
 
@@ -282,9 +282,15 @@ class EpisodeLoop:
                 raise ToolError(f"unknown tool {call.name!r}; the tools are: {known}")
             arguments = check_arguments(tool, call.arguments)
             timeout = min(tool.timeout or self.limits.tool_timeout, max(0.001, self.remaining()))
-            output = _as_text(await call_tool(tool, arguments, self.ctx, timeout))
+            value = await call_tool(tool, arguments, self.ctx, timeout)
+            if isinstance(value, ToolOutput):
+                record.details = dict(value.details) or None
+                output = value.text
+            else:
+                output = _as_text(value)
         except ToolError as exc:
             record.error = str(exc) or type(exc).__name__
+            record.details = getattr(exc, "details", None)
             output = f"Error: {record.error}"
         except HarnessError as exc:
             record.error = f"harness: {exc}"

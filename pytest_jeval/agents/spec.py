@@ -48,6 +48,10 @@ OracleStep = ToolStep | SayStep
 Oracle = Callable[[Sample], Sequence[OracleStep]]
 """A benchmark's gold solution for one sample, as the steps a perfect agent takes."""
 
+StateOracle = Callable[[Sample, Any], Sequence[OracleStep]]
+"""A gold solution that depends on the episode's environment state (say, the address of a web
+application started for the episode)."""
+
 
 UserFactory = Callable[[Sample, "AsyncChat | None"], UserSimulator]
 """Make the episode's user: the sample, and the ``[user]`` model (None when the suite has no ``[user]``)."""
@@ -83,6 +87,11 @@ class AgentSpec:
     """``auto`` (the API's default when None), ``required`` or ``none``."""
     parallel_tool_calls: bool | None = None
     """Sent when not None."""
-    oracle: Oracle | None = None
+    oracle: Oracle | StateOracle | None = None
     """The sample's gold solution, replayed step by step through the benchmark's own tools by the
-    ``oracle`` agent (which validates the environment: it must score 1); None when the benchmark has none."""
+    ``oracle`` agent (which validates the environment: it must score 1); None when the benchmark has none.
+    A function of two parameters also gets the episode's environment state (the addresses of servers
+    started for the episode)."""
+    cleanup: Callable[[Any], None] | None = None
+    """Release an episode's environment state (stop its servers, close its browser) once the item is done
+    with it: after its test ran, or when the episode failed. None: nothing to release."""

@@ -16,7 +16,7 @@ A parameter annotated :class:`ToolContext` (any name) is not part of the schema:
 loop passes the episode's context there (the sample, its workspace and the
 benchmark's environment state). Raise :class:`ToolError` to send the model an error
 result; any other exception becomes one too. A result that is not a string is sent
-as JSON.
+as JSON; a :class:`ToolOutput` sends its text and keeps its details in the trajectory.
 """
 
 from __future__ import annotations
@@ -35,7 +35,26 @@ from pytest_jeval.core.sample import Sample
 
 
 class ToolError(Exception):
-    """Raised by a tool: its message is sent to the model as the tool's error result."""
+    """Raised by a tool: its message is sent to the model as the tool's error result.
+
+    ``details`` (JSON builtins) go to the call's record for the trajectory, as :class:`ToolOutput`'s do.
+    """
+
+    def __init__(self, message: str = "", *, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = dict(details) if details is not None else None
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolOutput:
+    """A tool's result with structured details: the model reads ``text``; ``details`` (JSON builtins: a
+    browser action's target, the resulting URL, a capped page snapshot) go to the call's
+    :class:`~pytest_jeval.core.episode.ToolCallRecord` (``details``), the trajectory and the report."""
+
+    text: str
+    """What the model is sent (cut to ``max_tool_output`` like any result)."""
+    details: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Facts about the call for the trajectory; never sent to the model."""
 
 
 class HarnessError(Exception):

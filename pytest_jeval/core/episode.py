@@ -38,6 +38,9 @@ class ToolCallRecord:
     """True when the output was cut to ``max_tool_output`` (head and tail kept)."""
     output_chars: int = 0
     """Length of the output before any cut."""
+    details: dict[str, Any] | None = None
+    """Structured facts the tool reported besides its result (``ToolOutput.details``: a browser action's
+    target, the resulting URL, a capped snapshot), for the trajectory and the report; None when none."""
 
     @property
     def ok(self) -> bool:

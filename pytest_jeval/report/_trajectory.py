@@ -37,6 +37,8 @@ details.trajectory[open] > summary { margin-bottom: 6px; }
 .tool-call pre { font-family: ui-monospace, monospace; background: #fff; padding: 4px 6px; border-radius: 3px; }
 .note { color: #9a6700; font-size: 12px; margin: 2px 0; }
 .error-label, .note.error-label { color: #c44e52; font-weight: 600; }
+.tool-details { font-size: 12px; margin: 4px 0; } .tool-details .detail { margin-right: 6px; }
+.tool-details details.detail > summary { cursor: pointer; color: var(--muted); }
 """
 
 
@@ -154,6 +156,23 @@ def _tool_notes(call: dict[str, Any]) -> tuple[str, str, bool]:
     return label, notes, call.get("error") is not None
 
 
+def details_block(details: Any, budget: _Budget) -> str:
+    """A tool call's structured details (``ToolCallRecord.details``: a browser step's action, target, resulting
+    URL, blocked requests, snapshot): short values on one line, long texts and lists folded in ``<details>``."""
+    if not isinstance(details, dict) or not details:
+        return ""
+    inline, folded = [], []
+    for key, value in details.items():
+        text = value if isinstance(value, str) else _json_text(value)
+        if isinstance(value, (str, int, float, bool)) and len(text) <= 200 and "\n" not in text:
+            inline.append(f'<span class="detail"><b>{_e(key)}</b>: {_e(text)}</span>')
+        else:
+            folded.append(f'<details class="detail"><summary>{_e(key)}</summary>{budget.text(text, "args", "pre")}'
+                          "</details>")
+    head = '<span class="note">tool details</span> '
+    return f'<div class="tool-details">{head}{" · ".join(inline)}{"".join(folded)}</div>'
+
+
 def _message(message: dict[str, Any], pending: dict[str, list[dict[str, Any]]], budget: _Budget) -> str:
     role = str(message.get("role"))
     css = role if role in ROLES else "other"
@@ -165,7 +184,9 @@ def _message(message: dict[str, Any], pending: dict[str, list[dict[str, Any]]], 
         label += f" · {_e(ident)}" if ident is not None else ""
         queue = pending.get(str(ident)) or []
         if queue:
-            suffix, notes, failed = _tool_notes(queue.pop(0))
+            call = queue.pop(0)
+            suffix, notes, failed = _tool_notes(call)
+            notes += details_block(call.get("details"), budget)
             label += suffix
             classes += " tool-error" if failed else ""
     body = []
@@ -233,6 +254,7 @@ def render(record: dict[str, Any], trajectory: dict[str, Any] | None) -> str:
         out.append(f'<p class="note">{len(unanswered)} tool call(s) with no tool message in the conversation:</p>')
         for call in unanswered[:MAX_MESSAGES]:
             suffix, notes, failed = _tool_notes(call)
+            notes += details_block(call.get("details"), budget)
             css = "msg role-tool tool-error" if failed else "msg role-tool"
             out.append(f'<div class="{css}"><div class="role">tool call {_e(call.get("id"))}{suffix}</div>'
                        f'{budget.text(pretty_arguments(call.get("arguments")), "args", "pre")}'

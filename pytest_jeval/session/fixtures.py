@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -126,7 +127,7 @@ class EpisodeError(Exception):
 
 
 @pytest.fixture
-def episode(request: pytest.FixtureRequest, jeval_model: str, sample: Sample) -> Episode:
+def episode(request: pytest.FixtureRequest, jeval_model: str, sample: Sample) -> Iterator[Episode]:
     """The agent episode of this sample (started ahead of time), after it ended.
 
     Only for benchmarks that run with ``backend = "agent"``. An episode the harness could
@@ -141,18 +142,24 @@ def episode(request: pytest.FixtureRequest, jeval_model: str, sample: Sample) ->
     if not planned.is_agent:
         raise pytest.UsageError(f'{case.benchmark} does not run as an agent here; set backend = "agent" to use episode')
     if case.resumed is not None:  # not run again: the item keeps its stored verdict
-        return Episode(stop_reason=(case.resumed.get("agent") or {}).get("stop_reason") or "final")
+        yield Episode(stop_reason=(case.resumed.get("agent") or {}).get("stop_reason") or "final")
+        return
     try:
         ran = runtime.start_episode(case.benchmark, jeval_model, sample).result()
     except Exception as exc:
         case.error = f"the episode could not run: {type(exc).__name__}: {exc}"
         raise
-    case.episode = ran
-    case.replies.extend(ran.replies)
-    if ran.stop_reason == "error":
-        case.error = ran.error or "the episode failed"
-        raise EpisodeError(case.error)
-    return ran
+    cleanup = planned.agent_spec.cleanup
+    try:
+        case.episode = ran
+        case.replies.extend(ran.replies)
+        if ran.stop_reason == "error":
+            case.error = ran.error or "the episode failed"
+            raise EpisodeError(case.error)
+        yield ran
+    finally:  # the benchmark releases the episode's state (servers, a browser) once the test is done with it
+        if cleanup is not None and ran.state is not None:
+            cleanup(ran.state)
 
 
 def _excerpt(text: object, limit: int = 160) -> str:

@@ -9,8 +9,10 @@ request reaches any endpoint. The simulated user, if any, is not consulted (the 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pytest_jeval.agents.loop import run_episode
 from pytest_jeval.agents.named import EpisodeParts, register_agent
@@ -34,6 +36,16 @@ def scripted_replies(steps: Sequence[OracleStep], model: str) -> list[Reply]:
     return replies
 
 
+def _takes_state(fn: Callable[..., Any]) -> bool:
+    """Whether a gold solution takes the environment state too (two positional parameters)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
 class Oracle:
     """The gold solution, step by step, through the loop (see the module docstring)."""
 
@@ -48,7 +60,8 @@ class Oracle:
         """The scripted replies, played through :func:`~pytest_jeval.agents.loop.run_episode`."""
         oracle = parts.setup.spec.oracle
         assert oracle is not None  # refused at plan time otherwise
-        queue = scripted_replies(list(oracle(parts.sample)), parts.setup.model)
+        steps = oracle(parts.sample, parts.ctx.state) if _takes_state(oracle) else oracle(parts.sample)  # type: ignore[call-arg]
+        queue = scripted_replies(list(steps), parts.setup.model)
         last = queue[-1]
 
         async def call_model(conversation: Messages) -> Reply:

@@ -1,0 +1,1 @@
+"""webchorearena: WebChoreArena chores on local sites or your WebArena sites (see bench_webchorearena)."""

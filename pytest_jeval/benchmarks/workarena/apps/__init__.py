@@ -1,0 +1,1 @@
+"""The local service desk of workarena (:mod:`.desk`), written by the team after ServiceNow's UI conventions."""
