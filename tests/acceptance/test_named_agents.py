@@ -41,7 +41,15 @@ def test_the_oracle_scores_one_on_every_task_and_nop_zero(pytester: pytest.Pytes
 
     result, records = run(pytester, "nop")
     assert result.ret == 1
-    assert records and all(r["is_correct"] is False for r in records)
+    # a do-nothing agent leaves the database as it was: it passes exactly the tasks whose gold changes nothing
+    # and asks for no output (retail-011: a request the policy refuses), and fails every other
+    from pytest_jeval.benchmarks.retail import WRITE_TOOLS, read_tasks
+    from pytest_jeval.benchmarks.retail.database import DATA_DIR
+
+    idle = {t["id"] for t in read_tasks(DATA_DIR / "tasks.jsonl")
+            if not t["outputs"] and not any(a["name"] in WRITE_TOOLS for a in t["actions"])}
+    assert idle == {"retail-011"}
+    assert records and {r["record_id"] for r in records if r["is_correct"] is True} == idle
     assert {r["agent"]["name"] for r in records} == {"nop"}  # type: ignore[index]
 
 
