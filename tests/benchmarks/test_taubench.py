@@ -197,6 +197,20 @@ def test_the_hash_is_upstreams_rule() -> None:
     assert db_hash(db) == hashlib.sha256(json.dumps(db, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def test_an_episodes_database_is_its_own_and_hashes_as_the_whole_would() -> None:
+    """Copy on first use: the shared data never changes, and the hash equals upstream's over the plain data."""
+    s = sample("airline-1")
+    env, other = initial_env(s), initial_env(s)
+    before = other.hash()
+    assert before == db_hash(other.db.plain())
+    call(env, s, "book_reservation", **s.target["actions"][0]["arguments"])
+    del env.db["users"]["grace_hopper_1906"]["payment_methods"]["credit_card_3000001"]
+    assert env.hash() == db_hash(env.db.plain()) != before
+    assert list(env.db["reservations"]) == ["ABC123", "HATHAT"]
+    assert other.hash() == before and initial_env(s).hash() == before
+    assert "HATHAT" not in other.db["reservations"] and len(other.db["reservations"]) == 1
+
+
 # -- reward ------------------------------------------------------------------------------------------
 
 
