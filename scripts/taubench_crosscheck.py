@@ -96,7 +96,8 @@ def ours(data_dir: Path | None) -> tuple[dict[str, dict[str, object]], dict[str,
             fn = domain_tools(env.domain)[action["name"]].fn
             assert fn is not None
             try:
-                results.append(fn(**action["arguments"], ctx=ToolContext(sample=sample, workspace=Path("."), state=env)))
+                ctx = ToolContext(sample=sample, workspace=Path("."), state=env)
+                results.append(fn(**action["arguments"], ctx=ctx))
             except ToolError as exc:
                 results.append(f"Error: {exc}")
         out[sample.id] = {"initial": start, "gold": env.hash(), "results": results}

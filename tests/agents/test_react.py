@@ -104,7 +104,7 @@ def test_react_solves_a_multi_step_scenario_from_text_actions(pytester: pytest.P
 
 
 def test_simple_makes_one_call_without_tools(pytester: pytest.Pytester) -> None:
-    result, record, bodies = run_toolcall15(pytester, "simple", ["About 15,180 EUR."])
+    _, record, bodies = run_toolcall15(pytester, "simple", ["About 15,180 EUR."])
     assert len(bodies) == 1 and "tools" not in bodies[0]
     assert record["agent"]["name"] == "simple" and record["model_answer"] == "About 15,180 EUR."
     assert record["is_correct"] is False  # it called no tool: ToolCall-15 wants the price and the rate fetched

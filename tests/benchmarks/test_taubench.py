@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,11 @@ from pytest_jeval.core.sample import Sample
 from pytest_jeval.suite.dataset import DatasetLoadError
 
 FIXTURE = Path(__file__).parent / "data" / "taubench"
+
+
+def exactly(text: str) -> str:
+    """A ``match=`` pattern for exactly ``text``."""
+    return f"^{re.escape(text)}$"
 
 
 def samples(subset: str | None = None, split: str | None = None, options: Any = None) -> list[Sample]:
@@ -79,7 +85,7 @@ def test_subset_and_split_choose_domains_and_tasks() -> None:
 ])
 def test_bad_domains_and_splits_are_load_errors_naming_what_exists(subset: str, split: str | None,
                                                                   message: str) -> None:
-    with pytest.raises(DatasetLoadError, match="^taubench: ") as info:
+    with pytest.raises(DatasetLoadError, match=r"^taubench: ") as info:
         samples(subset, split)
     assert message in str(info.value)
 
@@ -113,9 +119,9 @@ def test_retail_cancel_refunds_a_gift_card_at_once() -> None:
     assert order["payment_history"][-1] == {"transaction_type": "refund", "amount": 55.75,
                                             "payment_method_id": "gift_card_1000001"}
     assert env.db["users"]["ada_lovelace_1815"]["payment_methods"]["gift_card_1000001"]["balance"] == 115.75
-    with pytest.raises(ToolError, match="^Non-pending order cannot be cancelled$"):
+    with pytest.raises(ToolError, match=exactly("Non-pending order cannot be cancelled")):
         call(env, s, "cancel_pending_order", order_id="#W1000001", reason="no longer needed")
-    with pytest.raises(ToolError, match="^Order not found$"):
+    with pytest.raises(ToolError, match=exactly("Order not found")):
         call(env, s, "get_order_details", order_id="W1000001")
 
 
@@ -141,17 +147,17 @@ def test_retail_modify_items_prices_every_item_at_the_last_new_items_price() -> 
 def test_retail_return_and_exchange_check_what_upstream_checks() -> None:
     s = sample("retail-4")
     env = initial_env(s)
-    with pytest.raises(ToolError, match="^Payment method not found$"):
+    with pytest.raises(ToolError, match=exactly("Payment method not found")):
         call(env, s, "return_delivered_order_items", order_id="#W1000003", item_ids=["2000000002"],
              payment_method_id="gift_card_1000001")
-    with pytest.raises(ToolError, match="^New item 2000000003 not found or available$"):
+    with pytest.raises(ToolError, match=exactly("New item 2000000003 not found or available")):
         call(env, s, "exchange_delivered_order_items", order_id="#W1000003", item_ids=["2000000002"],
              new_item_ids=["2000000003"], payment_method_id="paypal_1000003")
     order = call(env, s, "exchange_delivered_order_items", order_id="#W1000003", item_ids=["2000000002"],
                  new_item_ids=["2000000001"], payment_method_id="paypal_1000003")
     assert order["status"] == "exchange requested" and order["exchange_price_difference"] == -1.5
     assert call(env, s, "calculate", expression="(42 - 40.5) * 2") == "3.0"
-    with pytest.raises(ToolError, match="^Invalid characters in expression$"):
+    with pytest.raises(ToolError, match=exactly("Invalid characters in expression")):
         call(env, s, "calculate", expression="__import__('os')")
 
 
@@ -159,7 +165,7 @@ def test_airline_booking_pays_with_certificate_and_gift_card() -> None:
     s = sample("airline-1")
     env = initial_env(s)
     arguments = s.target["actions"][0]["arguments"]
-    with pytest.raises(ToolError, match="^Payment amount does not add up, total price is 80, but paid 90$"):
+    with pytest.raises(ToolError, match=exactly("Payment amount does not add up, total price is 80, but paid 90")):
         call(env, s, "book_reservation", **{**arguments, "payment_methods": [
             {"payment_id": "certificate_3000003", "amount": 50}, {"payment_id": "gift_card_3000002", "amount": 40}]})
     reservation = call(env, s, "book_reservation", **arguments)
@@ -175,7 +181,7 @@ def test_airline_booking_pays_with_certificate_and_gift_card() -> None:
 def test_airline_updates_cancellation_and_search() -> None:
     s = sample("airline-3")
     env = initial_env(s)
-    with pytest.raises(ToolError, match="^Gift card balance is not enough$"):
+    with pytest.raises(ToolError, match=exactly("Gift card balance is not enough")):
         call(env, s, "update_reservation_flights", reservation_id="ABC123", cabin="business",
              flights=[{"flight_number": "HAT001", "date": "2024-05-20"}], payment_id="gift_card_3000002")
     res = call(env, s, "update_reservation_baggages", reservation_id="ABC123", total_baggages=3, nonfree_baggages=2,

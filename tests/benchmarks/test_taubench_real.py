@@ -12,6 +12,7 @@ import pytest
 
 from pytest_jeval.benchmarks.taubench.data import CARRIERS, INSTALL, locate, split_ids
 
+
 def _installed(distribution: str) -> bool:
     import importlib.metadata
 

@@ -37,7 +37,7 @@ from pytest_jeval.agents.loop import EpisodeLoop, _Stop
 from pytest_jeval.agents.named import EpisodeParts, register_agent
 from pytest_jeval.agents.spec import AgentSpec
 from pytest_jeval.agents.tool import Tool
-from pytest_jeval.core.chat import EndpointError, Message, Messages, Reply, ToolCall
+from pytest_jeval.core.chat import EndpointError, Message, Messages, ToolCall
 from pytest_jeval.core.episode import Episode
 
 FORMAT = """\

@@ -27,7 +27,7 @@ _FLIGHT_FIELDS = ("flight_number", "origin", "destination")
 TABLES = {"retail": ("products", "users", "orders"), "airline": ("flights", "users", "reservations")}
 
 
-def normalized(domain: str, db: Database) -> Database:
+def normalized(domain: str, db: dict[str, Any]) -> dict[str, Any]:
     """``db`` with the optional fields upstream's models add (``None`` when absent), in place; checks the tables."""
     for table in TABLES[domain]:
         if not isinstance(db.get(table), dict):
@@ -61,7 +61,7 @@ class CowTable(MutableMapping[str, Any]):
     by key first. The order is upstream's: the loaded records, then new ones as added.
     """
 
-    __slots__ = ("base", "own", "gone")
+    __slots__ = ("base", "gone", "own")
 
     def __init__(self, base: dict[str, Any]) -> None:
         self.base = base
@@ -105,11 +105,11 @@ class CowTable(MutableMapping[str, Any]):
         """The record as it is now, without copying it (read-only)."""
         return self.own[key] if key in self.own else self.base[key]
 
-    def values(self) -> Any:  # type: ignore[override]
+    def values(self) -> Any:
         """The records, read-only (no copy)."""
         return [self.peek(k) for k in self]
 
-    def items(self) -> Any:  # type: ignore[override]
+    def items(self) -> Any:
         """``(key, record)`` pairs, the records read-only (no copy)."""
         return [(k, self.peek(k)) for k in self]
 

@@ -70,7 +70,7 @@ def _check_counts(order: dict[str, Any], item_ids: list[str], error: str) -> Non
 
 
 def _item(order: dict[str, Any], item_id: str) -> dict[str, Any]:
-    found = next((item for item in order["items"] if item["item_id"] == item_id), None)
+    found: dict[str, Any] | None = next((item for item in order["items"] if item["item_id"] == item_id), None)
     if found is None:
         raise ToolError(f"Item {item_id} not found")
     return found

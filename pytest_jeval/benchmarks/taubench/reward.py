@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval.agents.tool import Tool, ToolContext
-from pytest_jeval.benchmarks.taubench.db import TauEnv, db_hash, deep_update, fresh_db, initial_hash
+from pytest_jeval.benchmarks.taubench.db import TauEnv, deep_update, fresh_db, initial_hash
 from pytest_jeval.core.episode import Episode
 from pytest_jeval.core.sample import Sample
 

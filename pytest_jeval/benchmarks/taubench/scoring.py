@@ -29,7 +29,8 @@ DEVIATIONS = (
     "a user reply holding a stop token ends the conversation without being added to it",
 )
 """What differs from upstream in every run, declared in every record (docs/taubench.md explains each)."""
-USER_GUIDELINES_OWN = "user simulator guidelines: pytest-jeval's wording of upstream's (the source has no guidelines file)"
+USER_GUIDELINES_OWN = ("user simulator guidelines: pytest-jeval's wording of upstream's "
+                       "(the source has no guidelines file)")
 NL_SKIPPED = "NL assertions not judged (nl_assertions = \"skip\"): the reward is the deterministic part alone"
 
 
@@ -127,7 +128,8 @@ def _domain_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 
     scored = [r for r in records if r.get("error") is None]
     rewards = [float(r["reward"]) for r in scored if isinstance(r.get("reward"), (int, float))]
-    determ = [float(r["deterministic_reward"]) for r in scored if isinstance(r.get("deterministic_reward"), (int, float))]
+    determ = [float(r["deterministic_reward"]) for r in scored
+              if isinstance(r.get("deterministic_reward"), (int, float))]
     nls = [float(r["nl_assertion_reward"]) for r in scored if isinstance(r.get("nl_assertion_reward"), (int, float))]
     tasks: dict[str, dict[str, Any]] = {}
     groups: dict[str, list[bool]] = {}
