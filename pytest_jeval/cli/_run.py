@@ -226,7 +226,8 @@ def run_all_selection(*, judge: bool, user: bool = False) -> tuple[list[str], di
 
 def run_all(args: argparse.Namespace) -> int:
     """``jeval run-all``: every built-in benchmark that needs no extra data, on the ``-m`` models."""
-    chosen, left_out = run_all_selection(judge=args.judge_model is not None, user=args.user_model is not None)
+    chosen, left_out = run_all_selection(judge=args.judge_model is not None,
+                                         user=getattr(args, "user_model", None) is not None)
     if not chosen:
         return _error("run-all", "no built-in benchmark can run without extra data here")
     preface = [f"left out {name}: {reason}" for name, reason in left_out.items()]

@@ -140,15 +140,17 @@ def _judge(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def _user(args: argparse.Namespace) -> dict[str, Any] | None:
-    if args.user_model is None:
+    model = getattr(args, "user_model", None)
+    if model is None:
         for option in ("user_engine", "user_base_url", "user_api_key_env"):
-            if getattr(args, option) is not None:
+            if getattr(args, option, None) is not None:
                 raise RunUsageError(f"--{option.replace('_', '-')} needs --user-model")
         return None
-    if args.user_model == LOCAL_ALIAS:
+    if model == LOCAL_ALIAS:
         return {"model": LOCAL_MODEL, "engine": "local"}
-    return {"model": args.user_model, "engine": args.user_engine, "base_url": args.user_base_url,
-            "api_key_env": _env_name("--user-api-key-env", args.user_api_key_env)}
+    return {"model": model, "engine": getattr(args, "user_engine", None),
+            "base_url": getattr(args, "user_base_url", None),
+            "api_key_env": _env_name("--user-api-key-env", getattr(args, "user_api_key_env", None))}
 
 
 def _check_remote(models: list[dict[str, Any]], args: argparse.Namespace) -> None:

