@@ -344,3 +344,24 @@ def test_the_user_sees_the_agents_words_not_its_tool_calls_and_upstreams_guideli
     (tmp_path / "data" / "tau2" / "user_simulator" / "simulation_guidelines.md").write_text("Be a user.<PERSONA_GUIDELINES>")
     text, origin = guidelines(str(domains / "retail"))
     assert text == "Be a user." and origin.startswith("upstream:")
+
+
+def test_rescore_rebuilds_the_database_from_the_trajectory_and_refuses_other_data() -> None:
+    from pytest_jeval.benchmarks.taubench.rescore import rescore_taubench
+
+    s = sample("retail-0")
+    args = {"order_id": "#W1000001", "reason": "no longer needed"}
+    record: dict[str, Any] = {
+        "is_correct": True, "score": 1.0, "taubench_data": s.metadata["provenance"],
+        "reward_info": {"termination": "agent_or_user_stop"},
+        "trajectory": {"messages": [{"role": "assistant", "content": "Cancelled."}],
+                       "tool_calls": [{"name": "cancel_pending_order", "arguments": json.dumps(args), "error": None}]}}
+    assert rescore_taubench(record, s).correct is True
+    wrong = {**args, "reason": "ordered by mistake"}
+    record["trajectory"]["tool_calls"][0]["arguments"] = json.dumps(wrong)
+    assert rescore_taubench(record, s).correct is False
+    record["trajectory"]["tool_calls"][0].update(arguments=json.dumps(args), error="timed out")  # it never ran
+    assert rescore_taubench(record, s).fields["reward_info"]["db"]["match"] is False
+    other = {**record, "taubench_data": {"source": "pypi:x", "sha256": {"db.json": "0"}}}
+    kept = rescore_taubench(other, s)
+    assert kept.metadata["rescore"] == "stored" and "differs from the samples'" in kept.metadata["rescore_reason"]

@@ -3,8 +3,9 @@
 As upstream's evaluator does, the final database is rebuilt by replaying the trajectory's calls of the tools
 that change the database on a fresh one: the calls that succeeded (a call that failed changed nothing, with
 the tools' checks made before any change). The NL-assertion
-verdict is the one stored in the record (no judge is asked again). A record without a trajectory keeps its
-stored verdict, marked ``rescore = "stored"``.
+verdict is the one stored in the record (no judge is asked again). A record without a trajectory, or made
+from other data than the samples at hand (its ``taubench_data`` hashes differ), keeps its stored verdict,
+marked ``rescore = "stored"`` (with the reason).
 """
 
 from __future__ import annotations
@@ -34,9 +35,17 @@ def _arguments(call: dict[str, Any]) -> dict[str, Any] | None:
 def rescore_taubench(record: dict[str, Any], sample: Sample) -> Score:
     """The record's reward recomputed (see the module docstring)."""
     trajectory = record.get("trajectory")
+    ran_on = record.get("taubench_data")
+    reason = None
     if not isinstance(trajectory, dict) or sample.target is None:
+        reason = "the record has no inline trajectory"
+    elif isinstance(ran_on, dict) and ran_on.get("sha256") != sample.metadata["provenance"]["sha256"]:
+        reason = (f"the run's data ({ran_on.get('source')}) differs from the samples' "
+                  f"({sample.metadata['provenance']['source']})")
+    if reason is not None:
         kept = stored_score(record)
-        return dataclasses.replace(kept, metadata={**kept.metadata, "rescore": "stored"})
+        return dataclasses.replace(kept, metadata={**kept.metadata, "rescore": "stored", "rescore_reason": reason})
+    assert isinstance(trajectory, dict)
     env = initial_env(sample)
     writes = write_tools(env.domain)
     calls = []
