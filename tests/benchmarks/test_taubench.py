@@ -347,7 +347,10 @@ def test_the_user_sees_the_agents_words_not_its_tool_calls_and_upstreams_guideli
 
 
 def test_rescore_rebuilds_the_database_from_the_trajectory_and_refuses_other_data() -> None:
-    from pytest_jeval.benchmarks.taubench.rescore import rescore_taubench
+    from pytest_jeval.scoring.registry import call_scorer
+
+    def rescore_taubench(record: dict[str, Any], s: Sample) -> Any:  # through the registry, as jeval rescore
+        return call_scorer("taubench", record, sample=s)
 
     s = sample("retail-0")
     args = {"order_id": "#W1000001", "reason": "no longer needed"}
