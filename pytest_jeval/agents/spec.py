@@ -79,6 +79,10 @@ class AgentSpec:
     """The first messages of the episode (default: the benchmark's ``prompt``)."""
     user: UserFactory | None = None
     """A simulated user: after each answer without tool calls the user may speak again."""
+    needs_user_model: bool = False
+    """True when the simulated user is always played by the suite's ``[user]`` model (it has no scripted
+    fallback): a suite without ``[user]`` is refused before any request, unless the named agent never
+    calls the model (``oracle``, ``nop``: the user is not consulted)."""
     max_turns: int | None = None
     """The benchmark's own cap on model turns (the suite's ``max_turns`` may lower it)."""
     execute: bool = True

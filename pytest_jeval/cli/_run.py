@@ -64,6 +64,9 @@ def _common(p: argparse.ArgumentParser, *, per_benchmark: bool) -> None:
                        help="direct or agent (also jarvis-direct, jarvis-agent); default the benchmark's own")
         p.add_argument("--tools", default=None, metavar="A,B",
                        help="built-in tools offered to the agent, comma-separated (with --backend agent)")
+        p.add_argument("--agent", default=None, metavar="NAME",
+                       help="the named agent that drives the episodes: orchestrator (default), react, simple, "
+                            "oracle, nop (`jeval list` names them); implies --backend agent")
     p.add_argument("--judge-model", default=None, metavar="MODEL",
                    help="the judge for judged benchmarks ('local' is the bundled model); adds a [judge] table")
     p.add_argument("--judge-engine", default=None, metavar="ENGINE", help=f"the judge's engine: {ENGINE_NAMES}")
@@ -71,6 +74,14 @@ def _common(p: argparse.ArgumentParser, *, per_benchmark: bool) -> None:
                    help="the judge's endpoint (default: as for a suite's [judge]; --base-url is not borrowed)")
     p.add_argument("--judge-api-key-env", default=None, metavar="NAME",
                    help="the NAME of the environment variable holding the judge's API key")
+    p.add_argument("--user-model", default=None, metavar="MODEL",
+                   help="the model that plays the simulated user of multi-turn agent benchmarks "
+                        "(taubench, retail); adds a [user] table")
+    p.add_argument("--user-engine", default=None, metavar="ENGINE", help=f"the user model's engine: {ENGINE_NAMES}")
+    p.add_argument("--user-base-url", default=None, metavar="URL",
+                   help="the user model's endpoint (default: as for a suite's [user]; --base-url is not borrowed)")
+    p.add_argument("--user-api-key-env", default=None, metavar="NAME",
+                   help="the NAME of the environment variable holding the user model's API key")
     p.add_argument("-o", "--output", default="results/", metavar="DIR",
                    help="results directory; the suite is written there too (default results/)")
 
@@ -173,7 +184,7 @@ def _sandbox_problem(sandbox: str) -> str | None:
     return None
 
 
-def left_out_reason(bench: Any, *, judge: bool) -> str | None:
+def left_out_reason(bench: Any, *, judge: bool, user: bool = False) -> str | None:
     """Why ``jeval run-all`` leaves a built-in benchmark out, or None when it runs it."""
     reasons = []
     if not bench.bundled_files:
@@ -189,6 +200,8 @@ def left_out_reason(bench: Any, *, judge: bool) -> str | None:
             reasons.append(f"it needs local data files (jeval run -b {bench.name} --data-files ...)")
     if bench.needs_judge and not judge:
         reasons.append("it is scored by an LLM judge (give --judge-model)")
+    if bench.agent is not None and bench.agent.needs_user_model and not user:
+        reasons.append("it talks with a simulated user played by a model (give --user-model)")
     if not reasons and bench.sandboxes:
         problem = _sandbox_problem(bench.sandboxes[0])
         if problem is not None:
@@ -196,14 +209,14 @@ def left_out_reason(bench: Any, *, judge: bool) -> str | None:
     return "; ".join(reasons) or None
 
 
-def run_all_selection(*, judge: bool) -> tuple[list[str], dict[str, str]]:
+def run_all_selection(*, judge: bool, user: bool = False) -> tuple[list[str], dict[str, str]]:
     """The built-in benchmarks ``run-all`` runs, and those it leaves out with the reason."""
     from pytest_jeval.suite.catalog import builtin_benchmarks
 
     chosen: list[str] = []
     left_out: dict[str, str] = {}
     for bench in builtin_benchmarks():
-        reason = left_out_reason(bench, judge=judge)
+        reason = left_out_reason(bench, judge=judge, user=user)
         if reason is None:
             chosen.append(bench.name)
         else:
@@ -213,7 +226,8 @@ def run_all_selection(*, judge: bool) -> tuple[list[str], dict[str, str]]:
 
 def run_all(args: argparse.Namespace) -> int:
     """``jeval run-all``: every built-in benchmark that needs no extra data, on the ``-m`` models."""
-    chosen, left_out = run_all_selection(judge=args.judge_model is not None)
+    chosen, left_out = run_all_selection(judge=args.judge_model is not None,
+                                         user=getattr(args, "user_model", None) is not None)
     if not chosen:
         return _error("run-all", "no built-in benchmark can run without extra data here")
     preface = [f"left out {name}: {reason}" for name, reason in left_out.items()]

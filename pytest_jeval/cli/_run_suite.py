@@ -38,6 +38,10 @@ _OPTION = {
     "judge.engine": "--judge-engine",
     "judge.base_url": "--judge-base-url",
     "judge.api_key_env": "--judge-api-key-env",
+    "user.model": "--user-model",
+    "user.engine": "--user-engine",
+    "user.base_url": "--user-base-url",
+    "user.api_key_env": "--user-api-key-env",
     "benchmarks.name": "-b",
     "benchmarks.max_samples": "--max-samples",
     "benchmarks.split": "--split",
@@ -45,6 +49,7 @@ _OPTION = {
     "benchmarks.data_files": "--data-files",
     "benchmarks.backend": "--backend",
     "benchmarks.tools": "--tools",
+    "benchmarks.agent": "--agent",
     "models.name": "-m",
     "models.engine": "--engine",
     "models.base_url": "--base-url",
@@ -134,6 +139,20 @@ def _judge(args: argparse.Namespace) -> dict[str, Any] | None:
             "api_key_env": _env_name("--judge-api-key-env", args.judge_api_key_env)}
 
 
+def _user(args: argparse.Namespace) -> dict[str, Any] | None:
+    model = getattr(args, "user_model", None)
+    if model is None:
+        for option in ("user_engine", "user_base_url", "user_api_key_env"):
+            if getattr(args, option, None) is not None:
+                raise RunUsageError(f"--{option.replace('_', '-')} needs --user-model")
+        return None
+    if model == LOCAL_ALIAS:
+        return {"model": LOCAL_MODEL, "engine": "local"}
+    return {"model": model, "engine": getattr(args, "user_engine", None),
+            "base_url": getattr(args, "user_base_url", None),
+            "api_key_env": _env_name("--user-api-key-env", getattr(args, "user_api_key_env", None))}
+
+
 def _check_remote(models: list[dict[str, Any]], args: argparse.Namespace) -> None:
     """``--base-url`` and ``--api-key-env`` need a model that uses them: none is accepted and ignored."""
     if any(m["engine"] != "local" for m in models):
@@ -173,6 +192,7 @@ def build_suite(args: argparse.Namespace, benchmarks: Sequence[str], cwd: Path) 
         "data_files": data_files,
         "backend": getattr(args, "backend", None),
         "tools": _tools(getattr(args, "tools", None)),
+        "agent": getattr(args, "agent", None),
     }
     suite: dict[str, Any] = {
         "meta": {"name": f"jeval {args.command}",
@@ -184,6 +204,9 @@ def build_suite(args: argparse.Namespace, benchmarks: Sequence[str], cwd: Path) 
     judge = _judge(args)
     if judge is not None:
         suite["judge"] = judge
+    user = _user(args)
+    if user is not None:
+        suite["user"] = user
     suite["models"] = models
     suite["benchmarks"] = [{"name": n, **bench_keys} for n in names]
     return _pruned(suite)
@@ -212,6 +235,8 @@ def _option_problem(line: str) -> str:
     option = _OPTION.get(f"{match['table']}.{match['key']}")
     if "add a [judge] table" in message:
         message += "; with jeval run, give --judge-model MODEL"
+    if "add a [user] table" in message:
+        message += "; with jeval run, give --user-model MODEL"
     return f"{option}: {message}" if option else f"{loc} (in the suite jeval writes): {message}"
 
 

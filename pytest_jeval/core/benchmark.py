@@ -72,6 +72,8 @@ class LoadContext:
     """The validated ``[benchmarks.options]`` of the entry (an instance of ``Benchmark.options``), or None."""
     local_dir: Path | None = None
     """The entry's ``data_dir`` (resolved, existing), for benchmarks that read a local copy of their data."""
+    split: str | None = None
+    """The suite's ``split`` setting, for benchmarks that read their rows themselves (``read_rows``)."""
 
     def default_id(self, index: int) -> str:
         """``<benchmark>-<row index>``, the id used when the dataset has no id column."""

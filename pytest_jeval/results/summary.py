@@ -163,12 +163,13 @@ def summarize(
                         "stop_reasons": agent["stop_reasons"], "tool_error_rate": agent["tool_error_rate"]})
         if agent.get("pass_hat_k") is not None:
             summary["pass_hat_k"] = agent["pass_hat_k"]
+            summary["pass_at_k"] = agent["pass_at_k"]
     return summary
 
 
 def agent_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Mean turns, tool calls per episode, the stop-reason counts and the tool error rate of the
-    agent records (and pass^k over repeats); None when no record is an agent episode."""
+    agent records (and pass^k and pass@k over repeats); None when no record is an agent episode."""
     episodes = [r["agent"] for r in records if isinstance(r.get("agent"), dict)]
     if not episodes:
         return None
@@ -185,12 +186,12 @@ def agent_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
         "stop_reasons": dict(sorted(reasons.items())),
         "tool_error_rate": errors / calls if calls else None,
         "pass_hat_k": pass_hat_k(records),
+        "pass_at_k": pass_at_k(records),
     }
 
 
-def pass_hat_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
-    """tau-bench's pass^k for k = 1..n over samples run n times (``repeats``): the mean over tasks
-    of C(c, k) / C(n, k), c the task's correct runs. Errored runs count as not passed.
+def _repeat_trials(records: list[dict[str, Any]]) -> list[tuple[int, int]] | None:
+    """Each repeated sample's ``(n, c)``: its runs and its correct runs (errored runs count as not passed);
     None when no record is a repeat."""
     groups: dict[str, list[bool]] = {}
     for r in records:
@@ -199,9 +200,29 @@ def pass_hat_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
             groups.setdefault(str(agent["repeat_of"]), []).append(r.get("is_correct") is True)
     if not groups:
         return None
+    return [(len(runs), sum(runs)) for runs in groups.values()]
+
+
+def pass_hat_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
+    """tau-bench's pass^k for k = 1..n over samples run n times (``repeats``): the mean over tasks
+    of C(c, k) / C(n, k), c the task's correct runs ("all k trials succeed"). Errored runs count as
+    not passed. None when no record is a repeat."""
+    trials = _repeat_trials(records)
+    if trials is None:
+        return None
     from pytest_jeval.scoring.metrics import pass_hat_k as estimate
 
-    trials = [(len(runs), sum(runs)) for runs in groups.values()]
+    return {str(k): estimate(trials, k) for k in range(1, min(n for n, _ in trials) + 1)}
+
+
+def pass_at_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
+    """pass@k for k = 1..n over samples run n times: the mean over tasks of 1 - C(n - c, k) / C(n, k)
+    ("at least one of k trials succeeds", best of k). None when no record is a repeat."""
+    trials = _repeat_trials(records)
+    if trials is None:
+        return None
+    from pytest_jeval.scoring.metrics import pass_at_k as estimate
+
     return {str(k): estimate(trials, k) for k in range(1, min(n for n, _ in trials) + 1)}
 
 

@@ -176,6 +176,7 @@ def load_samples(
         sandbox=sandbox,
         options=options,
         local_dir=local_dir,
+        split=split,
     )
     rows: Any = benchmark.read_rows(files, ctx) if benchmark.read_rows else load_rows(benchmark, files, split, subset)
     id_column = benchmark.dataset.id_column if benchmark.dataset else None

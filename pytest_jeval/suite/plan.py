@@ -77,6 +77,14 @@ class PlannedBenchmark:
         return AGENTS.get(self.agent).calls_model
 
     @property
+    def needs_user_model(self) -> bool:
+        """True when this benchmark's episodes need the ``[user]`` model (``AgentSpec.needs_user_model``)
+        and its named agent calls the model (``oracle`` and ``nop`` never consult the user)."""
+        spec = self.benchmark.agent
+        return (self.is_agent and not self.is_external and spec is not None and spec.user is not None
+                and spec.needs_user_model and self.calls_model)
+
+    @property
     def is_agent(self) -> bool:
         """True when each sample runs as an agent episode (the built-in loop or an external agent)."""
         return self.backend == "agent" or self.is_external
@@ -147,6 +155,12 @@ class EvalPlan:
                 raise SuiteError(
                     f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} is scored by an LLM judge; "
                     "add a [judge] table (model, base_url, api_key_env)"
+                )
+            if planned.needs_user_model and suite.user is None:
+                raise SuiteError(
+                    f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} talks with a simulated user "
+                    "played by the [user] model; add a [user] table (model, base_url, api_key_env), or run an agent "
+                    "that does not call the model (agent = \"oracle\" or \"nop\")"
                 )
         for i, m in enumerate(suite.models):
             _check_model(path, i, m)

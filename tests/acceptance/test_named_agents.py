@@ -41,14 +41,15 @@ def test_the_oracle_scores_one_on_every_task_and_nop_zero(pytester: pytest.Pytes
 
     result, records = run(pytester, "nop")
     assert result.ret == 1
-    # the environment's state reaches the test of a nop episode too: a task that asks for no change and no
-    # output (a refusal) is passed by doing nothing, as tau-bench's reward says; every other task fails
-    from pytest_jeval.benchmarks.retail import bench_retail, read_tasks
+    # a do-nothing agent leaves the database as it was: it passes exactly the tasks whose gold changes nothing
+    # and asks for no output (retail-011: a request the policy refuses), and fails every other
+    from pytest_jeval.benchmarks.retail import WRITE_TOOLS, read_tasks
+    from pytest_jeval.benchmarks.retail.database import DATA_DIR
 
-    tasks = read_tasks(Path(bench_retail.__file__).parent / "data" / "tasks.jsonl")
-    idle = {t["id"] for t in tasks if not t["actions"] and not t["outputs"]}
+    idle = {t["id"] for t in read_tasks(DATA_DIR / "tasks.jsonl")
+            if not t["outputs"] and not any(a["name"] in WRITE_TOOLS for a in t["actions"])}
     assert idle == {"retail-011"}
-    assert records and {r["record_id"] for r in records if r["is_correct"]} == idle
+    assert records and {r["record_id"] for r in records if r["is_correct"] is True} == idle
     assert all(r["is_correct"] is False for r in records if r["record_id"] not in idle)
     assert {r["agent"]["name"] for r in records} == {"nop"}  # type: ignore[index]
 

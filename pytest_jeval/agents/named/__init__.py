@@ -5,6 +5,9 @@ model, the tool context, the limits, the simulated user) and returns the finishe
 :class:`~pytest_jeval.core.episode.Episode`. Built in, one module each:
 
 * ``orchestrator`` (the default): the native function-calling loop (:mod:`pytest_jeval.agents.loop`);
+* ``react``: a text-mode ReAct loop (Thought / Action / Action Input / Observation) for endpoints and
+  models without native tool calling;
+* ``simple``: one call, no tools;
 * ``oracle``: replays the sample's gold solution (``AgentSpec.oracle``) through the benchmark's own
   tools, with no model call; it validates an environment (it must score 1);
 * ``nop``: does nothing and ends; it validates a scorer (a do-nothing agent must not pass what needs action).
@@ -47,6 +50,9 @@ class EpisodeParts:
     limits: Limits
     user: UserSimulator | None = None
     """The simulated user of a multi-turn task, or None."""
+    call_text: CallModel | None = None
+    """One model turn on ``conversation`` with no tools offered (text-mode agents: ``react``, ``simple``);
+    None where the runner gives none."""
 
 
 @runtime_checkable
