@@ -92,6 +92,8 @@ def test_public_api() -> None:
         "mcnemar",
         "mean_absolute_error",
         "metric_stats",
+        "pass_at_k",
+        "pass_hat_k",
         "precision_recall_f1",
         "reliability_bins",
         "signed_mean_error",
