@@ -130,3 +130,25 @@ def test_a_wrong_final_state_scores_zero() -> None:
         assert sum(p["status"] == "disabled" for p in state) == 4
     finally:
         env.close()
+
+
+def test_rescore_reads_the_answer_again_and_keeps_program_html_as_stored() -> None:
+    from pytest_jeval.scoring.registry import call_scorer
+
+    rows = list(read_rows([DATA], LoadContext(benchmark="webchorearena", subset=None, seed=0, data_dir=DATA.parent,
+                                              options=Options())))
+    samples = {s.id: s for s in (to_sample(r, i, LoadContext(benchmark="webchorearena", subset=None, seed=0,
+                                                               data_dir=None, options=Options()))
+                                 for i, r in enumerate(rows)) if s is not None}
+    exact = next(s for s in samples.values() if s.metadata["config"]["eval"]["eval_types"] == ["string_match"]
+                 and "exact_match" in s.metadata["config"]["eval"]["reference_answers"])
+    gold = exact.metadata["config"]["eval"]["reference_answers"]["exact_match"]
+    record = {"record_id": exact.id, "model_answer": str(gold), "scoring_metadata": {"stop_reason": "final"}}
+    assert call_scorer("webchorearena", record, sample=exact).correct is True
+    assert call_scorer("webchorearena", {**record, "model_answer": f"{gold}0"}, sample=exact).correct is False
+    html = next(s for s in samples.values() if s.metadata["config"]["eval"]["eval_types"] == ["program_html"])
+    stored = {"record_id": html.id, "model_answer": "", "scoring_metadata": {
+        "stop_reason": "final", "eval": {"program_html": {"score": 1.0}}}}
+    assert call_scorer("webchorearena", stored, sample=html).correct is True  # the pages are gone: the stored score
+    assert call_scorer("webchorearena", {**stored, "scoring_metadata": {"stop_reason": "max_turns"}},
+                       sample=html).correct is False

@@ -92,3 +92,15 @@ def test_parallel_episodes_start_clean_and_do_not_see_each_other() -> None:
         assert "Only in A" not in json.dumps(fresh.export_state())
     finally:
         fresh.close()
+
+
+def test_rescore_keeps_the_stored_verdict() -> None:
+    from pytest_jeval.core.sample import Sample
+    from pytest_jeval.scoring.registry import call_scorer
+
+    sample = Sample(id="t", input="", target=None)
+    for stored in (True, False):
+        record = {"record_id": "t", "is_correct": stored, "score": float(stored), "expected": None,
+                  "extracted": "", "scoring_metadata": {"checks": ["a"]}}
+        # the application's state after the episode cannot be rebuilt from a record: its verdict stands
+        assert call_scorer("workarena", record, sample=sample).correct is stored
