@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_jeval.agents.tool import Tool
 from pytest_jeval.core.chat import Messages, PromptLike, Reply
 from pytest_jeval.core.sample import Sample
+
+if TYPE_CHECKING:
+    from pytest_jeval.agents.memory import Recollection
 
 AsyncChat = Callable[[Messages], Awaitable[Reply]]
 """Send one chat (messages) to a model through the plugin's scheduler and await the reply."""
@@ -49,6 +52,9 @@ Oracle = Callable[[Sample], Sequence[OracleStep]]
 """A benchmark's gold solution for one sample, as the steps a perfect agent takes."""
 
 
+Memory = Callable[[Sample, "Sequence[Recollection]"], PromptLike]
+"""Episode mode: the episode's opening messages given the earlier episodes it remembers (oldest first)."""
+
 UserFactory = Callable[[Sample, "AsyncChat | None"], UserSimulator]
 """Make the episode's user: the sample, and the ``[user]`` model (None when the suite has no ``[user]``)."""
 
@@ -86,3 +92,9 @@ class AgentSpec:
     oracle: Oracle | None = None
     """The sample's gold solution, replayed step by step through the benchmark's own tools by the
     ``oracle`` agent (which validates the environment: it must score 1); None when the benchmark has none."""
+    memory: Memory | None = None
+    """Episode mode: how an episode is told what it remembers of earlier episodes of its sequence (its
+    opening messages). A benchmark with a memory can run in episode mode (``[run] episode_mode = true``);
+    one without never does. See docs/agents.md, "Episode mode"."""
+    sequential: bool = False
+    """True: the benchmark always runs in episode mode (it is about learning across a sequence); needs ``memory``."""
