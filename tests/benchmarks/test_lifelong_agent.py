@@ -115,8 +115,12 @@ def test_local_files_in_each_layout_and_clear_errors(tmp_path: Path) -> None:
 
 
 def test_the_hub_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    import datasets.config
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # read when the libraries are imported: set theirs too
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     with pytest.raises(DatasetLoadError, match=r"cannot load 'csyq/LifelongAgentBench' \(data_dir 'db_bench'\).*"
                                                r"set data_files"):
