@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from conftest import TEST_DATA
 
+from pytest_jeval.benchmarks._bm25 import BM25
 from pytest_jeval.benchmarks.deepplanning import bench_deepplanning as bench
-from pytest_jeval.benchmarks.deepplanning.bm25 import BM25
 from pytest_jeval.benchmarks.deepplanning.data import Options, read_case
 from pytest_jeval.benchmarks.deepplanning.scoring import case_score, summarize_shopping
 from pytest_jeval.benchmarks.deepplanning.shop import Shop, ShopError

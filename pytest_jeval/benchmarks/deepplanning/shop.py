@@ -17,7 +17,7 @@ from functools import reduce
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.benchmarks.deepplanning.bm25 import BM25
+from pytest_jeval.benchmarks._bm25 import BM25
 
 VALID_COUPONS = (
     "Cross-store: ¥30 off every ¥300", "Cross-store: ¥60 off every ¥500", "Cross-store: ¥120 off every ¥900",

@@ -1,6 +1,6 @@
-"""Okapi BM25 ranking, as DeepPlanning's ``search_products`` uses it (the ``rank_bm25`` package's ``BM25Okapi``
-with its defaults: k1 = 1.5, b = 0.75, and a term in more than half the documents, whose idf would be
-negative, given 0.25 times the mean idf instead). Written here so the benchmark needs no extra package."""
+"""Okapi BM25 ranking, as upstream benchmarks rank with the ``rank_bm25`` package's ``BM25Okapi`` (DeepPlanning's
+``search_products``, AMA-Bench's BM25 memory): k1 = 1.5, b = 0.75, and a term in more than half the documents,
+whose idf would be negative, given 0.25 times the mean idf instead. Written here so no extra package is needed."""
 
 from __future__ import annotations
 
