@@ -86,3 +86,19 @@ def test_bad_files_are_clear_errors(tmp_path: Path) -> None:
     bad.write_text("{oops\n")
     with pytest.raises(DatasetLoadError, match=rf"ama-bench: cannot read {bad}"):
         load_samples(bench.BENCHMARK, files=[bad], options=Options())
+
+
+class FailingJudge:
+    name = "judge"
+
+    def chat(self, prompt: str) -> object:
+        from pytest_jeval.core.chat import EndpointError
+
+        raise EndpointError("HTTP 500 after 4 retries")
+
+
+def test_a_failed_judge_call_is_unscored_with_f1_kept() -> None:
+    sample = samples()["tw_cooking_001-q0"]
+    got = bench.grade(FailingJudge(), sample, "the red apple")  # type: ignore[arg-type]
+    assert got.correct is None and got.metadata["unscored_reason"] == "the judge call failed"
+    assert got.metadata["judge_error"] == "HTTP 500 after 4 retries" and got.fields["token_f1"] == 1.0

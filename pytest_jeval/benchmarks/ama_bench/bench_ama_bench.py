@@ -18,7 +18,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval import Benchmark, ModelClient, Reply, Sample, Score, ScoreSink
+from pytest_jeval import Benchmark, HubDataset, ModelClient, Reply, Sample, Score, ScoreSink
 from pytest_jeval.agents import AgentSpec, HarnessError, ToolContext, ToolError, tool
 from pytest_jeval.benchmarks._bm25 import BM25
 from pytest_jeval.benchmarks.ama_bench.data import Options, pack, read_rows, step_text, to_sample
@@ -161,7 +161,7 @@ BENCHMARK = Benchmark(
     prompt=prompt,
     read_rows=read_rows,
     options=Options,
-    data_source="hub:AMA-bench/AMA-bench",
+    dataset=HubDataset(path="AMA-bench/AMA-bench", split="test"),
     scorer="ama-bench",
     scoring="[judge] yes/no on the answer (upstream's judge), token F1 recorded beside it",
     needs_judge=True,

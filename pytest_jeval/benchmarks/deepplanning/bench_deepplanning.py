@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval import Benchmark, Sample, Score, ScoreSink
+from pytest_jeval import Benchmark, HubDataset, Sample, Score, ScoreSink
 from pytest_jeval.agents import AgentSpec, Episode, HarnessError
 from pytest_jeval.agents.spec import AsyncChat, OracleStep, SayStep, ToolStep
 from pytest_jeval.benchmarks.deepplanning.data import Options, read_case, read_rows, to_sample
@@ -117,7 +117,7 @@ BENCHMARK = Benchmark(
     read_rows=read_rows,
     options=Options,
     data_dir="upstream's database_level{1,2,3}/ folders, or Qwen/DeepPlanning's database_level{1,2,3}.tar.gz",
-    data_source="hub:Qwen/DeepPlanning",
+    dataset=HubDataset(path="Qwen/DeepPlanning", split="train"),
     scorer="deepplanning",
     scoring="the cart's product ids and coupon quantities cover the ground truth (upstream's case_score)",
     backends=("agent",),
