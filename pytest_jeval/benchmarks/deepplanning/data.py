@@ -74,6 +74,19 @@ def cache_root() -> Path:
     return Path(base) / "pytest-jeval" / "deepplanning"
 
 
+def _extract(tar: tarfile.TarFile, target: Path) -> None:
+    """Extract files and folders only, below ``target`` (tarfile's ``data`` filter; checked by hand on a
+    Python without it)."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(target, filter="data")
+        return
+    for member in tar.getmembers():  # pragma: no cover - Python < 3.10.12
+        name = Path(member.name)
+        if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
+            raise tarfile.TarError(f"unsafe member {member.name!r}")
+    tar.extractall(target)  # every member was checked above
+
+
 def unpack(archive: Path, level: int) -> Path:
     """The ``database_level<L>`` folder of an archive, unpacked once (keyed by the archive's bytes)."""
     digest = hashlib.sha256()
@@ -91,7 +104,7 @@ def unpack(archive: Path, level: int) -> Path:
     scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=".unpack-"))
     try:
         with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(scratch, filter="data")
+            _extract(tar, scratch)
         found = scratch / f"database_level{level}"
         if not found.is_dir():
             raise DatasetLoadError(f"deepplanning: {archive} has no database_level{level}/ folder")
