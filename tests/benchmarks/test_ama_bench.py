@@ -102,3 +102,28 @@ def test_a_failed_judge_call_is_unscored_with_f1_kept() -> None:
     got = bench.grade(FailingJudge(), sample, "the red apple")  # type: ignore[arg-type]
     assert got.correct is None and got.metadata["unscored_reason"] == "the judge call failed"
     assert got.metadata["judge_error"] == "HTTP 500 after 4 retries" and got.fields["token_f1"] == 1.0
+
+
+class ScriptedJudge:
+    name = "judge"
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+
+    def chat(self, prompt: str) -> object:
+        from pytest_jeval.core.chat import Reply
+
+        return Reply(text=self.reply, model=self.name)
+
+
+@pytest.mark.parametrize(("reply", "correct"), [("yes", True), ("no", False), ("hmm", None)])
+def test_rescoring_replays_the_stored_judge(reply: str, correct: bool | None) -> None:
+    from pytest_jeval.results.records import score_fields
+    from pytest_jeval.scoring.registry import call_scorer
+
+    sample = samples()["tw_cooking_001-q0"]
+    scored = bench.grade(ScriptedJudge(reply), sample, "the red apple")  # type: ignore[arg-type]
+    record = {"record_id": sample.id, "question": sample.input, "model_answer": "Answer[1]: the red apple",  # type: ignore[attr-defined]
+              **score_fields(scored, expected=sample.target)}  # type: ignore[attr-defined]
+    again = call_scorer("ama-bench", record, reparse_judge=True)
+    assert again.correct is correct and again.fields["token_f1"] == 1.0

@@ -181,3 +181,15 @@ def test_the_summary_per_level_and_the_incomplete_share() -> None:
     assert got["levels"]["level_3"]["incomplete_rate"] == 1.0 and got["levels"]["level_3"]["valid"] is False
     assert got["shopping"]["total_cases"] == 3 and got["shopping"]["match_rate"] == 2 / 6
     assert got["shopping"]["valid"] is False and got["do_nothing_passes"] == 0
+
+
+def test_rescoring_needs_only_the_record() -> None:
+    from pytest_jeval.results.records import score_fields
+    from pytest_jeval.scoring.registry import call_scorer
+
+    target = {"products": GOLD, "coupons": {CROSS: 2}}
+    for coupons, correct in (({CROSS: 2}, True), ({CROSS: 1}, False)):
+        scored = bench.verdict(target, cart(*GOLD, coupons=coupons), level=3, completed=True, nothing_passes=False)
+        record = {"record_id": "level3-case_1", **score_fields(scored, expected=target)}
+        again = call_scorer("deepplanning", record)
+        assert again.correct is correct and again.metadata == scored.metadata

@@ -157,3 +157,18 @@ def test_the_summary_reports_the_sequence_and_its_trend() -> None:
     assert seq["trend"] == pytest.approx(3 / 4 - 1 / 3)
     assert seq["quarter_accuracy"] == [0.0, pytest.approx(1 / 2), 1.0, pytest.approx(1 / 2)]
     assert got["do_nothing_passes"] == 1
+
+
+def test_rescoring_a_query_needs_only_the_record() -> None:
+    from pytest_jeval.results.records import score_fields
+    from pytest_jeval.scoring.registry import call_scorer
+
+    db = samples("db_bench")
+    for text, correct in (("Final Answer: [('Ann',), ('Cid',)]", True), ("Final Answer: [('Ann',)]", False)):
+        scored = bench.db_verdict(db["db_bench-0"], text, 1, None)
+        record = {"record_id": "db_bench-0", **score_fields(scored, expected=None)}
+        again = call_scorer("lifelong-agent", record)
+        assert again.correct is correct and again.metadata == scored.metadata
+    change = {"record_id": "db_bench-1", "is_correct": True, "score": 1.0, "scoring_metadata": {"query": False}}
+    kept = call_scorer("lifelong-agent", change)
+    assert kept.correct is True and "cannot be rebuilt" in kept.metadata["rescore_note"]

@@ -110,13 +110,14 @@ def grade(judge: Any, sample: Sample, predicted: str) -> Score:
     """The judge's verdict and the token F1 of one answer (unscored when the judge fails or says neither)."""
     f1 = token_f1(predicted, str(sample.target))
     meta: dict[str, Any] = {"token_f1": f1, "qa_type": sample.metadata.get("qa_type"),
-                            "domain": sample.metadata.get("domain"), "deviations": DEVIATIONS}
+                            "domain": sample.metadata.get("domain"), "episode_id": sample.metadata.get("episode_id"),
+                            "task_type": sample.metadata.get("task_type"), "deviations": DEVIATIONS}
     fields = {"token_f1": f1}
     if judge is None:
         return Score(correct=None, expected=sample.target, extracted=predicted, fields=fields,
                      metadata={**meta, "unscored_reason": "ama-bench needs a [judge]"})
-    text = judge_prompt(sample.input, str(sample.target), predicted, task_type=str(sample.metadata["task_type"]),
-                        episode_id=str(sample.metadata["episode_id"]), task=str(sample.metadata["task"]))
+    context = {k: str(sample.metadata.get(k) or "") for k in ("task_type", "episode_id", "task")}
+    text = judge_prompt(sample.input, str(sample.target), predicted, **context)
     meta["judge_model"] = getattr(judge, "name", None)
     try:
         reply = judge.chat(text)
@@ -182,15 +183,18 @@ def test_ama_bench(sample: Sample, response: Reply | None, judge: ModelClient | 
     score(dataclasses.replace(result, metadata={**result.metadata, "context": context}))
 
 
-@register_scorer("ama-bench", uses_judge=True, needs_sample=True)
-def record_ama_bench(record: dict[str, Any], sample: Sample, reparse_judge: bool = False) -> Score:
+@register_scorer("ama-bench", uses_judge=True)
+def record_ama_bench(record: dict[str, Any], reparse_judge: bool = False) -> Score:
     """ama-bench: the judge's stored verdict again (or reparsed), and the token F1 from the stored answer."""
     predicted = final_answer(answer_of(record))
-    gold = expected_of(record)
+    meta = record.get("scoring_metadata") or {}
+    sample = Sample(id=str(record.get("record_id")), input=str(record.get("question") or ""),
+                    target=expected_of(record), metadata={k: meta.get(k) for k in ("qa_type", "domain", "episode_id",
+                                                                                   "task_type")})
 
     def scoring(judge: Any) -> Score:
-        result = grade(judge, dataclasses.replace(sample, target=gold), predicted)
-        context = (record.get("scoring_metadata") or {}).get("context")
+        result = grade(judge, sample, predicted)
+        context = meta.get("context")
         return dataclasses.replace(result, metadata={**result.metadata, "context": context})
 
     return judged(record, reparse_judge, scoring)

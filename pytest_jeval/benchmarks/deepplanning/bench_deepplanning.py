@@ -94,18 +94,16 @@ def gold_steps(sample: Sample) -> list[OracleStep]:
     return [*steps, SayStep("The cart holds the products and coupons the request needs.")]
 
 
-def verdict(sample: Sample, cart: dict[str, Any], completed: bool) -> Score:
-    """Upstream's case score of a final cart (see :mod:`.scoring`)."""
-    target = sample.target
+def verdict(target: dict[str, Any], cart: dict[str, Any], *, level: int, completed: bool,
+            nothing_passes: bool) -> Score:
+    """Upstream's case score of a final cart against the ground truth (see :mod:`.scoring`)."""
     figures = case_score(cart, list(target["products"]), dict(target["coupons"]))
-    initial = case_score(read_case(Path(sample.metadata["case_dir"])).cart, list(target["products"]),
-                         dict(target["coupons"]))
     correct = figures["case_score"] == 1.0
     items = [{"product_id": i.get("product_id"), "quantity": i.get("quantity")} for i in cart.get("items") or []]
     final = {"items": items, "used_coupons": figures["used_coupons"]}
     return Score(correct=correct, value=1.0 if correct else 0.0, extracted=final, expected=target,
-                 metadata={"level": sample.metadata["level"], **figures, "completed": completed, "cart": final,
-                           "do_nothing_passes": initial["case_score"] == 1.0, "deviations": DEVIATIONS})
+                 metadata={"level": level, **figures, "completed": completed, "cart": final,
+                           "do_nothing_passes": nothing_passes, "deviations": DEVIATIONS})
 
 
 BENCHMARK = Benchmark(
@@ -131,12 +129,19 @@ def test_deepplanning(sample: Sample, episode: Episode, score: ScoreSink) -> Non
     shop = episode.state
     if not isinstance(shop, Shop):
         raise HarnessError("the episode has no shop")
-    score(verdict(sample, shop.cart, completed=episode.stop_reason == "final"))
+    target = sample.target
+    initial = case_score(read_case(Path(sample.metadata["case_dir"])).cart, list(target["products"]),
+                         dict(target["coupons"]))
+    score(verdict(target, shop.cart, level=int(sample.metadata["level"]), completed=episode.stop_reason == "final",
+                  nothing_passes=initial["case_score"] == 1.0))
 
 
-@register_scorer("deepplanning", needs_sample=True)
-def record_deepplanning(record: dict[str, Any], sample: Sample) -> Score:
-    """deepplanning: the case score again, from the final cart stored in the record."""
+@register_scorer("deepplanning")
+def record_deepplanning(record: dict[str, Any]) -> Score:
+    """deepplanning: the case score again, from the final cart and the ground truth stored in the record."""
     meta = record.get("scoring_metadata") or {}
-    cart = meta.get("cart") or {}
-    return verdict(sample, cart if isinstance(cart, dict) else {}, completed=meta.get("completed") is not False)
+    cart, target = meta.get("cart"), record.get("expected")
+    if not isinstance(target, dict) or "products" not in target:
+        raise ValueError(f"record {record.get('record_id')!r} has no stored ground truth")
+    return verdict(target, cart if isinstance(cart, dict) else {}, level=int(meta.get("level") or 0),
+                   completed=meta.get("completed") is not False, nothing_passes=bool(meta.get("do_nothing_passes")))

@@ -214,24 +214,33 @@ def final_answer(text: str) -> str | None:
     return found.group(1).strip() if found else None
 
 
+def query_verdict(gold: Sequence[Sequence[Any]], answer: str | None, executed: int, rounds: int,
+                  meta: dict[str, Any]) -> Score:
+    """A query's verdict: its final answer against the gold rows, given within the rounds."""
+    rows = [tuple(r) for r in gold]
+    meta = {**meta, "final_answer": answer, "statements": executed, "rounds": rounds,
+            "gold_rows": [list(r) for r in rows]}
+    if executed >= rounds:
+        meta["limit"] = f"no round left for the answer after {executed} statements"
+        return Score(correct=False, extracted=answer, expected=render_rows(rows), metadata=meta)
+    # upstream: an answer it cannot parse is the empty answer
+    correct = answer_matches(answer if answer is not None else "", rows)
+    return Score(correct=correct, extracted=answer, expected=render_rows(rows), metadata=meta)
+
+
 def db_verdict(sample: Sample, answer_text: str, executed: int, rows_now: list[Any] | None) -> Score:
     """A database task's verdict: a query's final answer against the gold rows (given within the rounds), a
     change's table against the gold replay."""
     task = _db_task(sample)
     rounds = int(sample.metadata["rounds"])
     answer = final_answer(answer_text)
-    meta: dict[str, Any] = {"environment": "db_bench", "query": task.is_query, "final_answer": answer,
-                            "statements": executed, "rounds": rounds, "deviations": DEVIATIONS["db_bench"],
+    meta: dict[str, Any] = {"environment": "db_bench", "query": task.is_query, "deviations": DEVIATIONS["db_bench"],
                             "do_nothing_passes": bool(sample.metadata.get("nothing_passes"))}
     if task.direct is not None:
-        if executed >= rounds:
-            meta["limit"] = f"no round left for the answer after {executed} statements"
-            return Score(correct=False, extracted=answer, expected=render_rows(task.direct), metadata=meta)
-        # upstream: an answer it cannot parse is the empty answer
-        correct = answer_matches(answer if answer is not None else "", task.direct)
-        return Score(correct=correct, extracted=answer, expected=render_rows(task.direct), metadata=meta)
+        return query_verdict(task.direct, answer, executed, rounds, meta)
     assert rows_now is not None
     correct = same_rows(rows_now, task.gold_rows())
+    meta.update(final_answer=answer, statements=executed, rounds=rounds)
     return Score(correct=correct, extracted=None, expected="the table after the gold SQL", metadata=meta)
 
 
@@ -282,13 +291,18 @@ def test_lifelong_agent(sample: Sample, episode: Episode, score: ScoreSink) -> N
 NOT_RESCORED = "not rescored: a change's table and an OS task's sandbox cannot be rebuilt from a record"
 
 
-@register_scorer("lifelong-agent", needs_sample=True)
-def record_lifelong_agent(record: dict[str, Any], sample: Sample) -> Score:
-    """lifelong-agent: a query's final answer checked again; other tasks keep their stored verdict."""
-    meta = record.get("scoring_metadata") or {}
-    if sample.metadata.get("environment") == "db_bench" and meta.get("query") is True:
-        return db_verdict(sample, f"Final Answer: {meta.get('final_answer')}" if meta.get("final_answer")
-                          is not None else "", int(meta.get("statements") or 0), None)
+@register_scorer("lifelong-agent")
+def record_lifelong_agent(record: dict[str, Any]) -> Score:
+    """lifelong-agent: a query's final answer checked again against its stored gold rows; other tasks keep
+    their stored verdict."""
+    meta = dict(record.get("scoring_metadata") or {})
+    gold = meta.get("gold_rows")
+    if meta.get("query") is True and isinstance(gold, list):
+        answer = meta.get("final_answer")
+        return query_verdict(gold, answer if isinstance(answer, str) else None, int(meta.get("statements") or 0),
+                             int(meta.get("rounds") or 0), {k: meta[k] for k in ("environment", "query",
+                                                                                 "deviations", "do_nothing_passes")
+                                                           if k in meta})
     kept = stored_score(record)
     return Score(correct=kept.correct, value=kept.value, extracted=kept.extracted, expected=kept.expected,
                  metadata={**kept.metadata, "rescore_note": NOT_RESCORED})
