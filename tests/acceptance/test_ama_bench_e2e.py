@@ -61,7 +61,7 @@ def run(pytester: pytest.Pytester, model_url: str, judge_url: str, data: Path, o
         data_files = "{data}"
         {extra}
     """))
-    result = pytester.runpytest_subprocess("--jeval-config", f"{out}.toml", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--jeval-config", f"{out}.toml", "-p", "no:cacheprovider")
     assert result.ret in (0, 1), result.stdout.str()
     lines = (pytester.path / out / "ama-bench_m.jsonl").read_text().splitlines()
     return {r["question"]: r for r in map(json.loads, lines)}
@@ -129,6 +129,6 @@ def test_episode_mode_never_applies_to_it(pytester: pytest.Pytester) -> None:
         run(pytester, m.base_url, j.base_url, FILE, "e")
         text = suite.read_text().replace("cache = false", "cache = false\nepisode_mode = true")
         suite.write_text(text.replace('data_files', 'backend = "agent"\ndata_files'))
-        result = pytester.runpytest_subprocess("--jeval-config", "e.toml", "-p", "no:cacheprovider")
+        result = pytester.runpytest("--jeval-config", "e.toml", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*ama-bench: keeps no memory between episodes: [[]run[]] episode_mode does not "
                                  "apply to it*"])

@@ -33,7 +33,7 @@ def run(pytester: pytest.Pytester, key: str = "", data_dir: str = str(DATA), opt
         data_dir = "{data_dir}"
         {key}
     """) + options)
-    result = pytester.runpytest_subprocess("--jeval-config", "suite.toml", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--jeval-config", "suite.toml", "-p", "no:cacheprovider")
     path = pytester.path / "out" / "deepplanning_m.jsonl"
     records = {r["record_id"]: r for r in map(json.loads, path.read_text().splitlines())} if path.exists() else {}
     return result, records

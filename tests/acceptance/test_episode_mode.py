@@ -102,7 +102,7 @@ def records(path: Path, model_name: str = "m1") -> dict[str, dict[str, Any]]:
 def test_in_sequence_the_model_remembers_and_without_memory_it_cannot(pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(model) as server:
         suite = project(pytester.path, server.base_url, "seq")
-        result = pytester.runpytest_subprocess("--jeval-config", str(suite))
+        result = pytester.runpytest("--jeval-config", str(suite))
         result.assert_outcomes(passed=24)
         got = records(pytester.path / "seq")
         assert all(r["is_correct"] for r in got.values())
@@ -113,7 +113,7 @@ def test_in_sequence_the_model_remembers_and_without_memory_it_cannot(pytester: 
 
         for run in ("", 'episode_mode = true\nepisode_memory = "none"'):  # no episode mode; a policy of none
             suite = project(pytester.path, server.base_url, "plain", run=run)
-            result = pytester.runpytest_subprocess("--jeval-config", str(suite))
+            result = pytester.runpytest("--jeval-config", str(suite))
             result.assert_outcomes(passed=2, failed=22)
             got = records(pytester.path / "plain")
             assert got["r01"]["is_correct"] and not any(got[f"r{i:02d}"]["is_correct"] for i in range(2, 13))
@@ -129,7 +129,7 @@ def test_two_workers_keep_each_sequence_in_order(pytester: pytest.Pytester) -> N
     with FakeOpenAIServer(model, latency=0.02) as server:
         serial = project(pytester.path, server.base_url, "serial")
         parallel = project(pytester.path, server.base_url, "parallel")
-        pytester.runpytest_subprocess("--jeval-config", str(serial)).assert_outcomes(passed=24)
+        pytester.runpytest("--jeval-config", str(serial)).assert_outcomes(passed=24)
         result = pytester.runpytest_subprocess("--jeval-config", str(parallel), "-n", "2")
         result.assert_outcomes(passed=24)
         result.stdout.fnmatch_lines(["*2 workers*"])
@@ -141,12 +141,12 @@ def test_a_selected_episode_gets_the_memory_the_sequence_gives_it(pytester: pyte
     with FakeOpenAIServer(model) as server:
         suite = project(pytester.path, server.base_url, "sel")
         # alone in a fresh output directory: the earlier episodes have no outcome, and are listed as missing
-        pytester.runpytest_subprocess("--jeval-config", str(suite), "-k", "r04 and m1").assert_outcomes(failed=1)
+        pytester.runpytest("--jeval-config", str(suite), "-k", "r04 and m1").assert_outcomes(failed=1)
         alone = records(pytester.path / "sel")["r04"]
         assert alone["agent"]["memory"]["missing"] == ["r01", "r02", "r03"] and not alone["is_correct"]
         # after the whole sequence ran, a selected episode remembers the stored outcomes
-        pytester.runpytest_subprocess("--jeval-config", str(suite)).assert_outcomes(passed=24)
-        result = pytester.runpytest_subprocess("--jeval-config", str(suite), "-k", "r09 and m1")
+        pytester.runpytest("--jeval-config", str(suite)).assert_outcomes(passed=24)
+        result = pytester.runpytest("--jeval-config", str(suite), "-k", "r09 and m1")
         result.assert_outcomes(passed=1)
         again = records(pytester.path / "sel")["r09"]
         assert again["agent"]["memory"]["fed_by"] == ["r06", "r07", "r08"] and again["is_correct"]

@@ -35,7 +35,7 @@ def run(pytester: pytest.Pytester, environment: str, key: str, base_url: str = "
         [benchmarks.options]
         environment = "{environment}"
     """))
-    result = pytester.runpytest_subprocess("--jeval-config", "suite.toml", "-p", "no:cacheprovider", "-rs")
+    result = pytester.runpytest("--jeval-config", "suite.toml", "-p", "no:cacheprovider", "-rs")
     path = pytester.path / "out" / "lifelong-agent_m.jsonl"
     records = {r["record_id"]: r for r in map(json.loads, path.read_text().splitlines())} if path.exists() else {}
     return result, records
