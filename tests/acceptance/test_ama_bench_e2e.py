@@ -75,7 +75,8 @@ def reversed_copy(path: Path) -> Path:
     return path
 
 
-def test_two_question_orders_give_the_same_scores(pytester: pytest.Pytester) -> None:
+def test_two_question_orders_give_the_same_scores(pytester: pytest.Pytester,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
     with FakeOpenAIServer(model) as m, FakeOpenAIServer(judge) as j:
         first = run(pytester, m.base_url, j.base_url, FILE, "a", "[benchmarks.options]\ncontext_chars = 2000")
         second = run(pytester, m.base_url, j.base_url, reversed_copy(pytester.path / "rev.jsonl"), "b",
@@ -101,6 +102,14 @@ def test_two_question_orders_give_the_same_scores(pytester: pytest.Pytester) -> 
                                         "mean_token_f1": pytest.approx(summary["per_type"]["A"]["mean_token_f1"])}
     assert summary["per_type"]["D"]["unscored"] == 1 and summary["per_type"]["D"]["judge_accuracy"] is None
     assert summary["context_cut_share"] == pytest.approx(3 / 7)
+    # jeval rescore replays the stored judge replies: no judge is asked, no verdict changes
+    from pytest_jeval.cli import main
+
+    capsys.readouterr()
+    for extra in ([], ["--reparse-judge"]):
+        assert main(["rescore", str(pytester.path / "a" / "ama-bench_m.jsonl"), "-o",
+                     str(pytester.path / "rescored.jsonl"), *extra]) == 0
+        assert "0 verdicts changed" in capsys.readouterr().out
 
 
 def test_the_retrieval_configuration_and_no_episode_mode(pytester: pytest.Pytester) -> None:

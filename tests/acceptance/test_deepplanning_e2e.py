@@ -56,7 +56,8 @@ def add(product: str) -> Any:
     return tool_answer(ToolCallSpec("add_product_to_cart", {"product_id": product}))
 
 
-def test_a_wrong_product_or_a_coupon_short_scores_zero(pytester: pytest.Pytester) -> None:
+def test_a_wrong_product_or_a_coupon_short_scores_zero(pytester: pytest.Pytester,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     scripts = {
         # level 1 case 1: the right sneakers; the model answers, is asked to check, and stops
         "Get me the cheapest one": [add("b2e1d3c2"), tool_answer(ToolCallSpec("get_cart_info", {})),
@@ -87,6 +88,14 @@ def test_a_wrong_product_or_a_coupon_short_scores_zero(pytester: pytest.Pytester
     assert checked[-1]["messages"][-1]["role"] == "user"
     assert checked[-1]["messages"][-1]["content"].startswith("Check whether the items in the cart")
     assert sum(m["role"] == "user" for m in checked[-1]["messages"]) == 2
+    # jeval rescore gives the run's file again, from the records alone
+    from pytest_jeval.cli import main
+
+    source, target = pytester.path / "out" / "deepplanning_m.jsonl", pytester.path / "rescored.jsonl"
+    capsys.readouterr()
+    assert main(["rescore", str(source), "-o", str(target)]) == 0
+    assert "0 verdicts changed" in capsys.readouterr().out
+    assert target.read_bytes() == source.read_bytes()
 
 
 @pytest.mark.parametrize(("data_dir", "options", "message"), [

@@ -67,7 +67,8 @@ def test_refused_tasks_are_skipped_with_their_reason(pytester: pytest.Pytester) 
     assert not records
 
 
-def test_equivalent_sql_passes_and_the_sequence_remembers(pytester: pytest.Pytester) -> None:
+def test_equivalent_sql_passes_and_the_sequence_remembers(pytester: pytest.Pytester,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
     sql = lambda text: tool_answer(ToolCallSpec("execute_sql", {"sql": text}))  # noqa: E731
     scripts = {
         # the same rows by another query
@@ -91,6 +92,13 @@ def test_equivalent_sql_passes_and_the_sequence_remembers(pytester: pytest.Pytes
     assert "Raise Bob's salary by 100." in last["messages"][0]["content"]  # shown before the task
     summary = json.loads((pytester.path / "out" / "lifelong-agent_m.jsonl.summary.json").read_text())
     assert summary["sequence"]["episodes"] == 4 and summary["sequence"]["accuracy"] == 0.75
+    # jeval rescore: the queries are checked again from their records, the changes keep their verdicts
+    from pytest_jeval.cli import main
+
+    capsys.readouterr()
+    assert main(["rescore", str(pytester.path / "out" / "lifelong-agent_m.jsonl"), "-o",
+                 str(pytester.path / "rescored.jsonl")]) == 0
+    assert "0 verdicts changed" in capsys.readouterr().out
 
 
 def test_an_os_task_is_judged_by_its_check_in_the_sandbox(pytester: pytest.Pytester) -> None:
