@@ -34,6 +34,7 @@ FEATURES: tuple[str, ...] = (
     "pytest_jeval.session.runtime",     # the per-process runtime: data check, endpoint check, cases
     "pytest_jeval.results.shipping",    # records built where items run, shipped to the controller
     "pytest_jeval.session.prefetch",    # calls sent ahead of their items
+    "pytest_jeval.session.sequence",    # episode mode: sequences, memory, their xdist scheduling
     "pytest_jeval.session.warmup",      # [run] warmup_samples
     "pytest_jeval.session.local_model", # the bundled local model's server
     "pytest_jeval.results.resume",      # --jeval-resume

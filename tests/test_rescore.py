@@ -174,7 +174,9 @@ def without_durations(value: Any) -> Any:
 #: Agent benchmarks, whose rescoring needs a trajectory: each is reproduced in its own test file.
 AGENT_CASES = {"toolcall15": "test_toolcall15.py", "retail": "test_retail.py", "bfcl": "test_bfcl.py",
                "terminal_lite": "test_terminal_e2e.py", "taubench": "benchmarks/test_taubench.py",
-               "webchorearena": "benchmarks/test_webchorearena.py", "workarena": "benchmarks/test_workarena.py"}
+               "webchorearena": "benchmarks/test_webchorearena.py", "workarena": "benchmarks/test_workarena.py",
+               "deepplanning": "acceptance/test_deepplanning_e2e.py",
+               "ama-bench": "acceptance/test_ama_bench_e2e.py", "lifelong-agent": "acceptance/test_lifelong_agent_e2e.py"}
 
 
 def test_every_builtin_names_a_registered_scorer() -> None:

@@ -29,6 +29,7 @@ from pytest_jeval.core.episode import Episode
 from pytest_jeval.core.sample import Sample
 
 if TYPE_CHECKING:
+    from pytest_jeval.agents.memory import Recall
     from pytest_jeval.calls.scheduler import Scheduler
     from pytest_jeval.core.chat import Endpoint
 
@@ -54,21 +55,24 @@ class EpisodeRunner:
         return self._thread.loop()
 
     def start(self, setup: EpisodeSetup, sample: Sample, *, scheduler: Scheduler, endpoint: Endpoint,
-              user: tuple[Scheduler, Endpoint] | None = None) -> concurrent.futures.Future[Episode]:
-        """Start one episode now; the future gives the finished :class:`Episode`."""
+              user: tuple[Scheduler, Endpoint] | None = None,
+              recall: Recall | None = None) -> concurrent.futures.Future[Episode]:
+        """Start one episode now; the future gives the finished :class:`Episode`. In episode mode ``recall``
+        is what it remembers of earlier episodes of its sequence (recorded as ``episode.memory``)."""
         loop = self._ensure_loop()
         self.started += 1
-        coro = self._bounded(setup, sample, scheduler, endpoint, user)
+        coro = self._bounded(setup, sample, scheduler, endpoint, user, recall)
         return asyncio.run_coroutine_threadsafe(coro, loop)
 
     async def _bounded(self, setup: EpisodeSetup, sample: Sample, scheduler: Scheduler, endpoint: Endpoint,
-                       user: tuple[Scheduler, Endpoint] | None) -> Episode:
+                       user: tuple[Scheduler, Endpoint] | None, recall: Recall | None = None) -> Episode:
         assert self._slots is not None
         async with self._slots:
-            return await self.episode(setup, sample, scheduler, endpoint, user)
+            ran = await self.episode(setup, sample, scheduler, endpoint, user, recall)
+        return dataclasses.replace(ran, memory=recall.info()) if recall is not None else ran
 
     async def episode(self, setup: EpisodeSetup, sample: Sample, scheduler: Scheduler, endpoint: Endpoint,
-                      user: tuple[Scheduler, Endpoint] | None) -> Episode:
+                      user: tuple[Scheduler, Endpoint] | None, recall: Recall | None = None) -> Episode:
         """Set up the workspace and environment, run the loop, and clean up."""
         from pytest_jeval.agents.workspace import make_workspace, remove_workspace
 
@@ -80,7 +84,7 @@ class EpisodeRunner:
         tools = setup.tools(sample)
         specs = [t.spec() for t in tools] or None
         files: Sequence[Any] = spec.attachments(sample) if spec.attachments is not None else ()
-        messages = setup.first_messages(sample)
+        messages = setup.first_messages(sample, recall)
         nonce = nonce_of(sample)
         options = dict(setup.request_options)
 

@@ -20,6 +20,7 @@ from pytest_jeval.core.sample import Sample
 
 if TYPE_CHECKING:
     from pytest_jeval.agents.external.base import ExternalAgent
+    from pytest_jeval.agents.memory import Recall
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +54,12 @@ class EpisodeSetup:
     """``agent`` (a named agent drives the episode) or the external backend's name."""
     agent: str = "orchestrator"
     """The named agent (:data:`~pytest_jeval.agents.named.AGENTS`) that drives the episode."""
+    sequential: bool = False
+    """Episode mode: the pair's samples run as one sequence, each episode with a memory of earlier ones."""
+    memory_policy: str = "none"
+    """Episode mode: the memory policy (:data:`~pytest_jeval.agents.memory.MEMORY_POLICIES`)."""
+    memory_size: int = 0
+    """Episode mode: how many earlier episodes the policy may keep."""
 
     def tools(self, sample: Sample) -> list[Tool]:
         """The tools of one episode: the benchmark's own, else the built-ins."""
@@ -61,9 +68,13 @@ class EpisodeSetup:
             return list(own(sample) if callable(own) else own)
         return list(self.builtin_tools)
 
-    def first_messages(self, sample: Sample) -> Messages:
-        """The episode's opening messages: the agent prompt (or the benchmark's prompt), with the system prompt."""
-        prompt = self.spec.prompt(sample) if self.spec.prompt is not None else self.prompt(sample)
+    def first_messages(self, sample: Sample, recall: Recall | None = None) -> Messages:
+        """The episode's opening messages: the agent prompt (or the benchmark's prompt), with the system prompt;
+        in episode mode (``recall``) the benchmark's memory prompt, given what the episode remembers."""
+        if recall is not None and self.spec.memory is not None:
+            prompt: PromptLike | None = self.spec.memory(sample, recall.items)
+        else:
+            prompt = self.spec.prompt(sample) if self.spec.prompt is not None else self.prompt(sample)
         if prompt is None:
             raise ValueError(f"{self.benchmark} has no prompt for sample {sample.id!r}")
         return as_messages(prompt, self.settings.system_prompt)

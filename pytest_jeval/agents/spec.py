@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_jeval.agents.tool import Tool
 from pytest_jeval.core.chat import Messages, PromptLike, Reply
 from pytest_jeval.core.sample import Sample
+
+if TYPE_CHECKING:
+    from pytest_jeval.agents.memory import Recollection
 
 AsyncChat = Callable[[Messages], Awaitable[Reply]]
 """Send one chat (messages) to a model through the plugin's scheduler and await the reply."""
@@ -52,6 +55,9 @@ StateOracle = Callable[[Sample, Any], Sequence[OracleStep]]
 """A gold solution that depends on the episode's environment state (say, the address of a web
 application started for the episode)."""
 
+
+Memory = Callable[[Sample, "Sequence[Recollection]"], PromptLike]
+"""Episode mode: the episode's opening messages given the earlier episodes it remembers (oldest first)."""
 
 UserFactory = Callable[[Sample, "AsyncChat | None"], UserSimulator]
 """Make the episode's user: the sample, and the ``[user]`` model (None when the suite has no ``[user]``)."""
@@ -99,3 +105,9 @@ class AgentSpec:
     cleanup: Callable[[Any], None] | None = None
     """Release an episode's environment state (stop its servers, close its browser) once the item is done
     with it: after its test ran, or when the episode failed. None: nothing to release."""
+    memory: Memory | None = None
+    """Episode mode: how an episode is told what it remembers of earlier episodes of its sequence (its
+    opening messages). A benchmark with a memory can run in episode mode (``[run] episode_mode = true``);
+    one without never does. See docs/agents.md, "Episode mode"."""
+    sequential: bool = False
+    """True: the benchmark always runs in episode mode (it is about learning across a sequence); needs ``memory``."""

@@ -55,6 +55,9 @@ def _common(p: argparse.ArgumentParser, *, per_benchmark: bool) -> None:
     p.add_argument("--max-tokens", default=None, metavar="N", help="output tokens per answer (default 2048)")
     p.add_argument("--concurrency", default=None, metavar="N",
                    help="requests in flight per endpoint from one pytest process (default 32)")
+    p.add_argument("--episode-mode", action="store_true", default=False,
+                   help="run each benchmark that keeps a memory as one sequence per model, each episode "
+                        "remembering earlier ones ([run] episode_mode; docs/agents.md)")
     if per_benchmark:
         p.add_argument("--data-files", nargs="+", default=None, metavar="FILE",
                        help="a local copy of the benchmark's data, in the Hub's schema (one -b only)")

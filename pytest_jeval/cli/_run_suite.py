@@ -33,6 +33,7 @@ _OPTION = {
     "defaults.max_tokens": "--max-tokens",
     "run.seed": "--seed",
     "run.max_concurrency": "--concurrency",
+    "run.episode_mode": "--episode-mode",
     "run.output_dir": "--output",
     "judge.model": "--judge-model",
     "judge.engine": "--judge-engine",
@@ -199,7 +200,8 @@ def build_suite(args: argparse.Namespace, benchmarks: Sequence[str], cwd: Path) 
                  "description": f"{', '.join(names)} on {', '.join(m['name'] for m in models)}"},
         "defaults": {"temperature": _number(args.temperature), "max_tokens": _integer(args.max_tokens)},
         "run": {"output_dir": str((cwd / Path(args.output).expanduser()).absolute()), "seed": _integer(args.seed),
-                "max_concurrency": _integer(args.concurrency)},
+                "max_concurrency": _integer(args.concurrency),
+                "episode_mode": True if getattr(args, "episode_mode", False) else None},
     }
     judge = _judge(args)
     if judge is not None:

@@ -81,6 +81,9 @@ class Episode:
     agent: str | None = None
     """The named agent that drove the episode (``orchestrator``, ``oracle``, ``nop``, ...); None for an
     external agent backend."""
+    memory: dict[str, Any] | None = None
+    """Episode mode only: the memory this episode was given (policy, its place in the sequence, the
+    earlier episodes that fed it, those that had no outcome); None outside episode mode."""
 
     @property
     def final_text(self) -> str:
@@ -110,7 +113,7 @@ class Episode:
 
     def summary(self) -> dict[str, Any]:
         """The record's ``agent`` field."""
-        return {
+        out: dict[str, Any] = {
             "name": self.agent,
             "stop_reason": self.stop_reason,
             "turns": self.turns,
@@ -123,6 +126,9 @@ class Episode:
             "limit": self.limit_detail,
             "error": self.error,
         }
+        if self.memory is not None:
+            out["memory"] = self.memory
+        return out
 
     def trajectory(self) -> dict[str, Any]:
         """The full messages and every tool call with its arguments, result, error and duration."""

@@ -5,6 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+REFUSED = "refused"
+"""The ``Sample.metadata`` key of a sample the benchmark cannot run here, holding the reason: the item is
+collected but skipped with that reason, and nothing is sent for it (a database task whose SQL SQLite
+cannot run, a task that needs a live endpoint)."""
+
 #: The default of ``Sample.metadata``: a new dict for each sample, as ``default_factory=dict`` gives.
 _NEW_DICT: dict[str, Any] = {}
 

@@ -60,6 +60,9 @@ def episode_setup(plan: EvalPlan, bench: str, model: str) -> EpisodeSetup:
         external=external,
         backend=planned.backend,
         agent=planned.agent,
+        sequential=planned.sequential,
+        memory_policy=plan.suite.run.episode_memory if planned.sequential else "none",
+        memory_size=plan.suite.run.episode_memory_size if planned.sequential else 0,
     )
 
 

@@ -110,6 +110,7 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
 
     runtime = _runtime(request)
     case = _case(request)
+    _skip_refused(sample)
     if case.resumed is not None:
         return Reply(text=case.resumed.get("model_answer") or "", model=model.name, cached=True)
     if runtime.plan.benchmarks[case.benchmark].is_agent:
@@ -120,6 +121,15 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
     if prompt is None:
         return None
     return model.chat(prompt, **definition.request_options)  # a failure is the item's error (see ``model``)
+
+
+def _skip_refused(sample: Sample) -> None:
+    """A sample its benchmark cannot run here (``metadata["refused"]``) is skipped with the reason; nothing is sent."""
+    from pytest_jeval.core.sample import REFUSED
+
+    reason = sample.metadata.get(REFUSED)
+    if reason:
+        pytest.skip(f"refused: {reason}")
 
 
 class EpisodeError(Exception):
@@ -138,6 +148,7 @@ def episode(request: pytest.FixtureRequest, jeval_model: str, sample: Sample) ->
 
     runtime = _runtime(request)
     case = _case(request)
+    _skip_refused(sample)
     planned = runtime.plan.benchmarks[case.benchmark]
     if not planned.is_agent:
         raise pytest.UsageError(f'{case.benchmark} does not run as an agent here; set backend = "agent" to use episode')

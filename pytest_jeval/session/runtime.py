@@ -19,9 +19,10 @@ from pytest_jeval.suite.plan import EvalPlan, PlannedBenchmark
 if TYPE_CHECKING:
     from pytest_jeval.agents.episodes import EpisodeRunner
     from pytest_jeval.agents.setup import EpisodeSetup
+    from pytest_jeval.session.sequence import SequenceBook
 from pytest_jeval.calls.scheduler import Call, CallScheduler, Scheduler, SchedulerStats
 from pytest_jeval.core.case import ItemCase
-from pytest_jeval.core.sample import Sample
+from pytest_jeval.core.sample import REFUSED, Sample
 from pytest_jeval.session.keys import case_for, case_key, plan_key, runtime_key
 
 #: ``call_executor = "auto"`` moves the HTTP client to a helper process when this pytest
@@ -52,6 +53,7 @@ class Runtime:
         self._episodes: dict[tuple[str, str, str], concurrent.futures.Future[Episode]] = {}
         self._episode_runner: EpisodeRunner | None = None
         self._setups: dict[tuple[str, str], EpisodeSetup] = {}
+        self._sequences: SequenceBook | None = None
         self.prefetch_failed = 0
         """Items whose request could not be built ahead of time (each item then fails on its own)."""
         self.prefetch_errors: list[str] = []
@@ -171,8 +173,18 @@ class Runtime:
             setup = self._setups[(bench, model)] = episode_setup(self.plan, bench, model)
         scheduler = self.scheduler  # made here, on the pytest thread, never on the episodes' loop
         user = self.user_endpoint() if self.plan.needs_user else None
+        recall = self.sequences.recall(bench, model, sample) if setup.sequential else None
         return self._episode_runner.start(setup, sample, scheduler=scheduler, endpoint=self.endpoint(model),
-                                          user=(scheduler, user) if user is not None else None)
+                                          user=(scheduler, user) if user is not None else None, recall=recall)
+
+    @property
+    def sequences(self) -> SequenceBook:
+        """Episode mode: the outcomes of this process's sequences (:mod:`pytest_jeval.session.sequence`)."""
+        if self._sequences is None:
+            from pytest_jeval.session.sequence import SequenceBook
+
+            self._sequences = SequenceBook(self.plan)
+        return self._sequences
 
     @property
     def episodes_started(self) -> int:
@@ -186,7 +198,7 @@ class Runtime:
         if "response" not in names and "episode" not in names:
             return None
         case = case_for(item)
-        if case is None or self.is_resumed(case[0], case[1], case[2].id) is not None:
+        if case is None or self.is_resumed(case[0], case[1], case[2].id) is not None or REFUSED in case[2].metadata:
             return None
         return case
 
@@ -221,6 +233,8 @@ class Runtime:
             if case is None:
                 continue
             bench, model, sample = case
+            if self.plan.benchmarks[bench].sequential:
+                continue  # episode mode: an episode starts when its item runs, after the earlier ones
             if self.plan.benchmarks[bench].is_agent:
                 key = (bench, model, sample.id)
                 if key not in self._episodes:

@@ -94,12 +94,14 @@ def installed_index() -> dict[str, str]:
 
 def builtin_module(name: str) -> str | None:
     """The module of built-in benchmark ``name`` when it lives in ``bench_<name>.py`` (all but a few
-    do), found by importing that one module instead of walking the package; else None."""
+    do; a hyphen in the name is an underscore in the module's, as ``ama-bench`` in ``ama_bench/bench_ama_bench.py``),
+    found by importing that one module instead of walking the package; else None."""
     import importlib.util
 
-    if not name.isidentifier():
+    stem = name.replace("-", "_")
+    if not stem.isidentifier():
         return None
-    for mod_name in (f"{BUILTIN_PACKAGE}.bench_{name}", f"{BUILTIN_PACKAGE}.{name}.bench_{name}"):
+    for mod_name in (f"{BUILTIN_PACKAGE}.bench_{stem}", f"{BUILTIN_PACKAGE}.{stem}.bench_{stem}"):
         try:
             if importlib.util.find_spec(mod_name) is None:
                 continue

@@ -392,6 +392,17 @@ class Run(_Strict):
     """Open agent episodes per pytest process (each holds a workspace); default twice the concurrency, at least 64."""
     trajectories: Literal["sidecar", "inline", "off"] = "sidecar"
     """Where agent trajectories go: ``{jsonl}.trajectories.jsonl``, inside each record, or nowhere."""
+    episode_mode: bool = False
+    """Episode mode: the samples of each benchmark that keeps a memory (``AgentSpec.memory``) run as one
+    sequence per model, each episode remembering earlier ones (docs/agents.md, "Episode mode"); others
+    run as usual. A benchmark that requires it (``lifelong-agent``) runs so without this key."""
+    episode_memory: str = "recent-successes"
+    """Episode mode: the memory policy: ``recent-successes`` (the last ``episode_memory_size`` correct
+    episodes, as LifelongAgentBench), ``recent`` (the last ones, whatever their verdict) or ``none``."""
+    episode_memory_size: int = Field(3, ge=1)
+    """Episode mode: how many earlier episodes an episode may remember."""
+    episode_order: Literal["dataset", "seeded"] = "dataset"
+    """Episode mode: the sequence's order: the data's own, or shuffled by ``seed``."""
     exporters: list[str] = Field(default_factory=list)
     """Exporters to run at session end besides those turned on by their own keys: the names of
     exporters installed packages register (``pytest_jeval.exporters``; ``jeval list`` shows them)."""
@@ -412,6 +423,15 @@ class Run(_Strict):
     sheets_credentials_path: str = ""
     """A service-account JSON key file, relative to the suite file; default: gspread's
     ``~/.config/gspread/service_account.json``."""
+
+    @field_validator("episode_memory")
+    @classmethod
+    def _known_policy(cls, value: str) -> str:
+        from pytest_jeval.agents.memory import MEMORY_POLICIES
+
+        if value not in MEMORY_POLICIES:
+            raise ValueError(f"unknown memory policy {value!r}; the policies are: {', '.join(MEMORY_POLICIES)}")
+        return value
 
     @property
     def concurrency(self) -> int:

@@ -51,6 +51,8 @@ class PlannedBenchmark:
     """The entry's ``[benchmarks.options]``, validated by the benchmark's own model (None: it takes none)."""
     local_dir: Path | None = None
     """The entry's ``data_dir``, resolved and checked."""
+    sequential: bool = False
+    """Episode mode: each model runs the samples as one sequence, each episode remembering earlier ones."""
 
     @property
     def agent_spec(self) -> AgentSpec:
@@ -151,6 +153,7 @@ class EvalPlan:
         benchmarks = {}
         for i, entry in enumerate(suite.benchmarks):
             benchmarks[entry.key] = planned = _plan_benchmark(path, i, entry)
+            _plan_sequence(path, i, planned, suite)
             if planned.benchmark.needs_judge and suite.judge is None:
                 raise SuiteError(
                     f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} is scored by an LLM judge; "
@@ -242,6 +245,9 @@ class EvalPlan:
             if pb.is_agent and e.repeats > 1:
                 samples, skipped = self._samples[name]
                 self._samples[name] = (repeated(samples, e.repeats), skipped)
+            if pb.sequential and self.suite.run.episode_order == "seeded":
+                samples, skipped = self._samples[name]
+                self._samples[name] = (seeded_order(samples, self.suite.run.seed), skipped)
         return self._samples[name]
 
     # -- endpoints and requests ------------------------------------------------------
@@ -374,6 +380,37 @@ def repeated(samples: list[Sample], repeats: int) -> list[Sample]:
         for s in samples
         for r in range(1, repeats + 1)
     ]
+
+
+def seeded_order(samples: list[Sample], seed: int) -> list[Sample]:
+    """``samples`` in a seeded random order (episode mode's ``episode_order = "seeded"``)."""
+    import numpy as np
+
+    return [samples[int(i)] for i in np.random.default_rng(seed).permutation(len(samples))]
+
+
+def _plan_sequence(path: Path, i: int, planned: PlannedBenchmark, suite: Suite) -> None:
+    """Episode mode: does this benchmark run as a sequence per model (it keeps a memory, and it requires it
+    or ``[run] episode_mode`` is on)? A benchmark without a memory never does; the suite is told so."""
+    spec = planned.benchmark.agent
+    where = f"invalid suite {path}:\n  benchmarks[{i}]"
+    if spec is not None and spec.sequential and spec.memory is None:
+        raise SuiteError(f"{where}.name: {planned.entry.name!r} requires episode mode but defines no "
+                         "AgentSpec.memory (a bug in the benchmark)")
+    wanted = suite.run.episode_mode or (spec is not None and spec.sequential)
+    if not wanted:
+        return
+    if spec is None or spec.memory is None or not planned.is_agent:
+        planned.notes.append("keeps no memory between episodes: [run] episode_mode does not apply to it")
+        return
+    if planned.is_external:
+        raise SuiteError(f"{where}.backend: episode mode runs the built-in episode loop; the {planned.backend!r} "
+                         "backend cannot be given a memory")
+    if suite.run.trajectories == "off":
+        raise SuiteError(f"invalid suite {path}:\n  run.trajectories: episode mode rebuilds an episode's memory "
+                         f"from stored trajectories (--jeval-resume, -k), and {planned.entry.key!r} runs in "
+                         'episode mode; use "sidecar" or "inline"')
+    planned.sequential = True
 
 
 def _relative(suite_path: Path, value: str) -> Path:
