@@ -372,7 +372,9 @@ def test_echoed_key_never_lands_anywhere(pytester: pytest.Pytester, monkeypatch:
             "-o", "junit_logging=all", *dist)
         elapsed = time.monotonic() - started
         received = [r["headers"] for r in server.requests if r["path"].endswith("/chat/completions")]
-    assert len(received) == len(ROWS) * 2, result.stdout.str()
+    # every sample's call was sent, except perhaps the one whose setup fails: under xdist a worker may reach
+    # that item's setup before its prefetched call goes out
+    assert len(ROWS) * 2 - 1 <= len(received) <= len(ROWS) * 2, result.stdout.str()
     from pytest_jeval.cli import main as jeval_main
 
     out = pytester.path / "out"
