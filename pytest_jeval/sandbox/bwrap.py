@@ -223,5 +223,7 @@ def command(bwrap: str, layout: Layout, argv: Sequence[str], *, uid: int = SANDB
         bind(b.source, b.dest, writable=b.writable, optional=b.optional)
     for dest, text in layout.files.items():
         bind(made_file(text), dest)
+    if layout.root is None:
+        out.extend(["--remount-ro", "/"])  # the tmpfs root itself: no new top-level folders
     out.extend(["--chdir", layout.chdir, "--", *argv])
     return BwrapCommand(out, staged)

@@ -294,6 +294,19 @@ def chown_tree(path: str, uid: int, gid: int) -> None:
         os.close(fd)
 
 
+def chown_path(path: str, uid: int, gid: int) -> None:
+    """:func:`chown_tree` for a folder; for anything else the entry itself (never what a link points to)."""
+    if stat.S_ISDIR(os.lstat(path).st_mode):
+        chown_tree(path, uid, gid)
+        return
+    parent, name = os.path.split(os.path.abspath(path))
+    dir_fd = os.open(parent, _DIR_FLAGS)
+    try:
+        _chown_file(dir_fd, name, uid, gid)
+    finally:
+        os.close(dir_fd)
+
+
 def _chown_dir(fd: int, uid: int, gid: int) -> None:
     os.fchown(fd, uid, gid)
     with os.scandir(fd) as entries:
