@@ -71,7 +71,7 @@ __all__ = ["WORKSPACE_DISK_BYTES", "WORKSPACE_FILES", "make_workspace_dir", "rem
            "run_in_workspace", "workspace_base_dir", "workspace_quota"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-WORKSPACE_DISK_BYTES = int(os.environ.get("JEVAL_WORKSPACE_MB", "512")) * MIB
+WORKSPACE_DISK_BYTES = int(os.environ.get("JEVAL_WORKSPACE_MB", "256")) * MIB
 """Size of an episode's workspace file system (root only; ``JEVAL_WORKSPACE_MB``)."""
 WORKSPACE_FILES = int(os.environ.get("JEVAL_WORKSPACE_FILES", "65536"))
 """Files and folders an episode's workspace may hold (root only; ``JEVAL_WORKSPACE_FILES``)."""
