@@ -24,7 +24,8 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["DIR_MODE", "FILE_MODE", "UnsafePathError", "make_dir", "open_append", "read_bytes", "write_atomic"]
+__all__ = ["DIR_MODE", "FILE_MODE", "UnsafePathError", "make_dir", "open_append", "read_bytes", "refuse_special",
+           "write_atomic"]
 
 DIR_MODE = 0o755
 """Mode of the directories the runner creates (before the umask, which can only remove bits)."""
@@ -119,7 +120,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _refuse_special(path: Path) -> None:
+def refuse_special(path: Path) -> None:
     """Raise :class:`UnsafePathError` when ``path`` exists and is neither a plain file nor a link: a device
     node, a FIFO, a socket or a folder is never replaced (``-o /dev/null`` would replace the machine's)."""
     try:
@@ -143,7 +144,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     not a plain file (a device node, a FIFO, a socket, a folder) is refused (:class:`UnsafePathError`)
     before anything is written, and again just before the rename.
     """
-    _refuse_special(path)
+    refuse_special(path)
     for _ in range(16):
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
@@ -160,7 +161,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
                 os.fsync(fd)
         finally:
             os.close(fd)
-        _refuse_special(path)
+        refuse_special(path)
         os.replace(tmp, path)
     except BaseException:
         try:
