@@ -19,7 +19,7 @@ MAX_DEPTH = 100
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """True when ``value`` (parsed JSON) nests arrays and objects more than ``limit`` deep (walked without recursion)."""
+    """True when ``value`` (parsed JSON) nests arrays and objects more than ``limit`` deep (walked iteratively)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -35,7 +35,7 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
-    """``json.loads(text)``, with ``ValueError`` (never ``RecursionError``) for text nested deeper than ``max_depth``."""
+    """``json.loads(text)``; ``ValueError`` (never ``RecursionError``) for text nested deeper than ``max_depth``."""
     try:
         value = json.loads(text)
     except RecursionError:

@@ -286,7 +286,7 @@ def _update_in_place(mine, theirs):
     crossed a process boundary: the test passed a copy)."""
     if type(mine) is list and type(theirs) is list:
         mine[:] = theirs
-    elif type(mine) is dict and type(theirs) is dict or type(mine) is set and type(theirs) is set:
+    elif (type(mine) is dict and type(theirs) is dict) or (type(mine) is set and type(theirs) is set):
         mine.clear()
         mine.update(theirs)
 

@@ -127,8 +127,8 @@ def make_preexec(limits: Limits | None, *, identity: tuple[int, int] | None = No
     sigkill = int(signal.SIGKILL)
     fds = list(cgroup_fds)
     mounts = [(src.encode("utf-8", "surrogateescape"), dst.encode("utf-8", "surrogateescape")) for src, dst in staged]
-    unshare = getattr(_LIBC, "unshare", None) if mounts else None
-    mount = getattr(_LIBC, "mount", None) if mounts else None
+    unshare: Callable[..., int] | None = getattr(_LIBC, "unshare", None) if mounts else None
+    mount: Callable[..., int] | None = getattr(_LIBC, "mount", None) if mounts else None
     if mounts and (unshare is None or mount is None):
         raise OSError("staged binds need Linux (unshare, mount)")
     setgroups, setresgid, setresuid = os.setgroups, os.setresgid, os.setresuid
@@ -145,7 +145,7 @@ def make_preexec(limits: Limits | None, *, identity: tuple[int, int] | None = No
                 write(fd, b"0")
             except OSError:
                 fail(b"could not join the run's cgroup")
-        if mounts:
+        if mounts and unshare is not None and mount is not None:
             if unshare(CLONE_NEWNS) != 0 or mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
                 fail(b"could not make a private mount namespace for staged binds")
             for src, dst in mounts:

@@ -160,8 +160,8 @@ class EvalPlan:
         for table, cfg in (("judge", suite.judge), ("user", suite.user)):
             if cfg is not None and cfg.api_key_env and cfg.api_key_env not in os.environ:
                 env = cfg.api_key_env
-                raise SuiteError(
-                    f"invalid suite {path}:\n  {table}.api_key_env: environment variable {shown_env_name(env)} is not set")
+                raise SuiteError(f"invalid suite {path}:\n  {table}.api_key_env: environment variable "
+                                 f"{shown_env_name(env)} is not set")
         for src in (*suite.models, suite.judge, suite.user):  # a URL from the environment, checked now
             if src is not None and (src.engine or "openai") != "local":
                 try:
