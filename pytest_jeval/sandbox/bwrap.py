@@ -212,17 +212,20 @@ def command(bwrap: str, layout: Layout, argv: Sequence[str], *, uid: int = SANDB
     files = [b for b in layout.binds if os.path.isfile(b.source)]
     for b in dirs:
         bind(b.source, b.dest, writable=b.writable, optional=b.optional)
+    covers: list[str] = []
     for hidden in layout.hide:
         real = os.path.realpath(hidden)
         for b in dirs:
             src = os.path.realpath(b.source)
             if _inside(real, src) and real != src:
-                out.extend(["--perms", "0555", "--tmpfs", b.dest.rstrip("/") + real[len(src):],
-                            "--remount-ro", b.dest.rstrip("/") + real[len(src):]])
-    for b in files:
+                covers.append(b.dest.rstrip("/") + real[len(src):])
+                out.extend(["--perms", "0755", "--tmpfs", covers[-1]])
+    for b in files:  # a file named on its own may lie in a covered folder: it is shown there alone
         bind(b.source, b.dest, writable=b.writable, optional=b.optional)
     for dest, text in layout.files.items():
         bind(made_file(text), dest)
+    for cover in covers:
+        out.extend(["--remount-ro", cover])
     if layout.root is None:
         out.extend(["--remount-ro", "/"])  # the tmpfs root itself: no new top-level folders
     out.extend(["--chdir", layout.chdir, "--", *argv])

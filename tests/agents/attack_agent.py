@@ -127,10 +127,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--prompt-file", required=True)
     parser.add_argument("--needle-sha256", required=True)
+    parser.add_argument("--shown", default="", help="a folder the command names (so its sandbox shows it)")
     args = parser.parse_args()
     text = Path(args.prompt_file).read_text(encoding="utf-8")
     goal = json.loads(text[text.index("{"): text.rindex("}") + 1])
-    print(json.dumps(attack(goal, args.needle_sha256), sort_keys=True))
+    report = attack(goal, args.needle_sha256)
+    if args.shown:
+        report["shown_readme"] = _read(os.path.join(args.shown, "README.md"))
+    print(json.dumps(report, sort_keys=True))
     sys.stdout.flush()
 
 

@@ -28,6 +28,7 @@ from pytest_jeval.testing.openai_server import FakeOpenAIServer
 SECRET = "sk-jeval-real-" + "c0ffee" * 6
 ATTACK_AGENT = str(Path(__file__).with_name("attack_agent.py").resolve())
 PACKAGE_DATA = Path(pytest_jeval.__file__).resolve().parent / "benchmarks" / "terminal_lite" / "data" / "tasks.jsonl"
+REPO = Path(pytest_jeval.__file__).resolve().parents[1]
 
 BENCH = '''
 from pytest_jeval import Benchmark, Sample
@@ -63,7 +64,8 @@ def test_a_hostile_agent_escapes_nothing_and_reaches_only_its_proxy(pytester: py
             (pytester.path / "rows.jsonl").write_text(json.dumps({"id": "a1", "q": json.dumps(goal),
                                                                   "a": "GOLD-ANSWER-31337"}) + "\n")
             command = [sys.executable, ATTACK_AGENT, "--prompt-file", "{prompt_file}",
-                       "--needle-sha256", hashlib.sha256(SECRET.encode()).hexdigest()]
+                       "--needle-sha256", hashlib.sha256(SECRET.encode()).hexdigest(),
+                       "--shown", str(REPO)]  # the command names the checkout: it is shown, this package is not
             (pytester.path / "suite.toml").write_text(textwrap.dedent(f"""
                 [run]
                 output_dir = "out"
@@ -98,6 +100,7 @@ def test_a_hostile_agent_escapes_nothing_and_reaches_only_its_proxy(pytester: py
                     "direct_model_call", "outside_host"):
         assert not str(report[attempt]).startswith("ok"), (attempt, report)
     assert report["import_package"] == "ModuleNotFoundError"
+    assert report["shown_readme"] == "ok"  # the folder the command names is there, with this package covered
     assert report["key_found"] == [] and SECRET not in json.dumps(record)
     assert report["proxy"].startswith("ok: HTTP/1.0 401")  # its one way out answers (it wants the dummy key)
     trajectory = json.loads((pytester.path / "out" / "attack_m.jsonl.trajectories.jsonl").read_text().splitlines()[0])
