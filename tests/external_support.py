@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
+import pytest_jeval.testing.fake_agent
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
+
+FAKE_AGENT = str(Path(pytest_jeval.testing.fake_agent.__file__).resolve())
+"""The fake agent CLI, run as a script: the agent's sandbox shows that one file of this package, not the package."""
 
 #: One agent benchmark per fake-agent mode; ``{name}`` is filled in.
 BENCH = '''
@@ -38,8 +42,7 @@ ROWS = [{"id": "mul", "q": "What is 6*7? Use the calculator.", "a": "42"},
 
 def fake_agent_command(mode: str, marker: str, *extra: str) -> list[str]:
     """The ``command`` of a fake agent in ``mode`` (``marker`` is in its argv, for finding survivors)."""
-    return [sys.executable, "-m", "pytest_jeval.testing.fake_agent", "--prompt-file", "{prompt_file}",
-            "--mode", mode, "--marker", marker, *extra]
+    return [sys.executable, FAKE_AGENT, "--prompt-file", "{prompt_file}", "--mode", mode, "--marker", marker, *extra]
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """The ``hermes`` and ``openclaw`` backends: install checks, invocations, answers from real outputs, smoke runs.
 
-The smoke tests run the real frameworks through the plugin against the OpenAI-compatible test
-server when they are installed (``make hermes``, ``make openclaw``, or ``JEVAL_HERMES_BIN`` /
-``JEVAL_OPENCLAW_BIN`` + ``JEVAL_NODE_BIN``) and are skipped with the reason otherwise.
+The smoke tests run the real frameworks through the plugin, in the external agents' sandbox, against
+the OpenAI-compatible test server. ``make test`` installs both (``make hermes``, ``make openclaw``; or
+give ``JEVAL_HERMES_BIN`` / ``JEVAL_OPENCLAW_BIN`` + ``JEVAL_NODE_BIN``); a framework that is not
+installed fails its smoke test with the reason and the command that installs it (never a skip).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import yaml
 
 from pytest_jeval.agents.external import hermes, openclaw
 from pytest_jeval.agents.external.base import get_agent
+from pytest_jeval.agents.external.episode import NO_PIDNS_ENV
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 
 DATA = Path(__file__).parent / "data" / "external_agents"
@@ -280,7 +282,7 @@ def _hermes_usable() -> hermes.HermesAgent:
     agent = hermes.HermesAgent(binary=Path(named) if named else local if local.is_file() else None)
     problem = agent.check()
     if problem is not None:
-        pytest.skip(f"hermes smoke test: {problem}")
+        pytest.fail(f"hermes smoke test: Hermes is not usable here: {problem} (`make test` runs `make hermes`)")
     return agent
 
 
@@ -292,7 +294,7 @@ def _openclaw_usable() -> openclaw.OpenClawAgent:
                                    node=Path(node) if node else None)
     problem = agent.check()
     if problem is not None:
-        pytest.skip(f"openclaw smoke test: {problem}")
+        pytest.fail(f"openclaw smoke test: OpenClaw is not usable here: {problem} (`make test` runs `make openclaw`)")
     return agent
 
 
@@ -343,6 +345,8 @@ def _run_and_check(pytester: pytest.Pytester, server: FakeOpenAIServer, backend:
                             .read_text().splitlines()[0])
     ext = trajectory["external"]
     assert ext["exit_status"] == 0 and ext["survivors"] == 0
+    if os.environ.get(NO_PIDNS_ENV) != "1":  # in its sandbox: no capability, a network that reaches only the proxy
+        assert ext["containment"] == "bwrap" and {"userns", "no-caps", "netns", "built-fs"} <= set(ext["isolation"])
     assert "6*7" not in " ".join(ext["argv"]) and SECRET not in " ".join(ext["argv"])
     chats = [r for r in server.requests if r["path"].endswith("/chat/completions")]
     assert len(chats) == 2 and all(r["status"] == 200 for r in chats)  # every turn went through the proxy

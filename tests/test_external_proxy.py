@@ -92,12 +92,12 @@ def test_a_turn_is_rebuilt_forwarded_recorded_and_answered_as_openai_json() -> N
         assert data["usage"] == {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
         request = sent[0]
         assert request.model == "m" and request.max_tokens == 99 and request.tools == BODY["tools"]
-        assert dict(request.extra) == {"temperature": 0.3}  # the agent's model, user and metadata are not sent
+        assert dict(request.extra) == {}  # the agent's model, user, metadata and temperature are not sent
 
     proxy = with_proxy(test, replies=[CALL])
     ep = proxy.episode
     assert ep.turns == 1 and ep.replies == [CALL] and ep.messages[-1]["tool_calls"][0]["id"] == "c1"
-    assert proxy.exchanges[0]["dropped"] == ["metadata", "user"]
+    assert proxy.exchanges[0]["dropped"] == ["metadata", "temperature", "user"]  # the suite's temperature holds
 
 
 def test_a_streaming_agent_gets_the_reply_as_server_sent_events() -> None:
@@ -199,11 +199,13 @@ def test_bad_command_settings_are_refused_at_plan_time(tmp_path: Path, bench: st
     assert message in str(exc.value)
 
 
-def test_without_a_pid_namespace_the_backend_is_refused_unless_accepted(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_sandbox_the_backend_is_refused_unless_accepted(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_jeval.sandbox.confined import confinement_problem
+
     bench = 'backend = "command"\ncommand = ["/bin/true"]'
     assert _plan(tmp_path, bench).benchmarks["extb"].is_external
-    ext_runner.pid_namespace_wrapper.cache_clear()
+    confinement_problem.cache_clear()
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
     try:
         with pytest.raises(SuiteError, match="apt-get install -y bubblewrap"):
@@ -211,7 +213,7 @@ def test_without_a_pid_namespace_the_backend_is_refused_unless_accepted(tmp_path
         monkeypatch.setenv(ext_runner.NO_PIDNS_ENV, "1")
         assert _plan(tmp_path, bench).benchmarks["extb"].backend == "command"
     finally:
-        ext_runner.pid_namespace_wrapper.cache_clear()
+        confinement_problem.cache_clear()
 
 
 def test_jarvis_backend_variables_override_the_toml_and_the_model_entry_overrides_both(

@@ -104,7 +104,7 @@ def test_a_selector_names_the_label_of_an_entry_that_has_one(tmp_path: Path) -> 
     applied = apply_overrides(data, parse_overrides(["benchmarks.main.max_samples=5"]))
     assert data["benchmarks"][1]["max_samples"] == 5 and "max_samples" not in data["benchmarks"][0]
     assert applied.annotate("  benchmarks[1].max_samples: bad") == \
-        "  benchmarks[1].max_samples: bad (from --jeval-set benchmarks.main.max_samples=5)"
+        "  benchmarks[1].max_samples: bad (from --jeval-set benchmarks.main.max_samples=…)"  # values never shown
     with pytest.raises(OverrideError, match=r"no benchmarks entry has the label or name 'gpqa'.*'diamond', 'main'"):
         apply_overrides(data, parse_overrides(["benchmarks.gpqa.max_samples=5"]))
 
@@ -132,16 +132,16 @@ def test_a_bad_value_gets_the_files_message_and_names_the_override(tmp_path: Pat
     from_file = _file_error(tmp_path, old, new)
     override = override.replace("gpt-4.1.", '"gpt-4.1".')
     from_cli = _error(tmp_path, "meta.name=fine", override)
-    assert from_cli == f"{from_file} (from --jeval-set {override})"
+    assert from_cli == f"{from_file} (from --jeval-set {override.split('=')[0]}=…)"
     assert "meta.name" not in from_cli  # only the override that set the key is named
 
 
 def test_the_wrong_type_and_unknown_key_messages_read_as_documented(tmp_path: Path) -> None:
     assert _error(tmp_path, "run.seed=x").endswith(
         "  run.seed: Input should be a valid integer, unable to parse string as an integer (got 'x') "
-        "(from --jeval-set run.seed=x)")
+        "(from --jeval-set run.seed=…)")
     assert _error(tmp_path, "defaults.temprature=1").endswith(
-        "  defaults.temprature: unknown key (from --jeval-set defaults.temprature=1)")
+        "  defaults.temprature: unknown key (from --jeval-set defaults.temprature=…)")
 
 
 @pytest.mark.parametrize(("override", "message"), [
@@ -152,7 +152,7 @@ def test_the_wrong_type_and_unknown_key_messages_read_as_documented(tmp_path: Pa
     ("run.seed.deeper=1", "run.seed is not a table"),
 ])
 def test_a_selector_or_path_that_names_nothing_is_refused(tmp_path: Path, override: str, message: str) -> None:
-    assert f"--jeval-set {override}: {message}" in _error(tmp_path, override)
+    assert f"--jeval-set {override.split('=')[0]}=…: {message}" in _error(tmp_path, override)
 
 
 def test_a_selector_matching_two_entries_is_refused(tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_a_selector_matching_two_entries_is_refused(tmp_path: Path) -> None:
     ("run.seed", "expected KEY=VALUE"),
     ("=7", "the key is empty"),
     ("  =7", "the key is empty"),
-    ("run..seed=7", "is not a dotted key"),
+    ("run..seed=7", "not a dotted key"),
     ('models."gpt-4.1.temperature=0', 'the key has an unclosed "'),
 ])
 def test_malformed_syntax_is_a_usage_error(tmp_path: Path, text: str, message: str) -> None:
@@ -257,7 +257,7 @@ def test_a_bad_override_stops_the_run_before_any_request(jeval_project: JevalPro
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
     assert "benchmarks[0].max_samples: Input should be a valid integer" in err
-    assert "(from --jeval-set benchmarks.gsm8k.max_samples=many)" in err
+    assert "(from --jeval-set benchmarks.gsm8k.max_samples=…)" in err
     assert "Traceback" not in err
     assert not p.server.requests
     assert not (p.pytester.path / "out").exists()

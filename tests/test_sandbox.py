@@ -206,7 +206,7 @@ def test_basic_isolation_fallback_still_limits(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("JEVAL_SANDBOX_ISOLATION", "basic")
     _isolation.reset_plan()
     try:
-        assert isolation() == list(_isolation.BASE_TAGS)
+        assert [t for t in isolation() if not t.startswith("cgroup-")] == list(_isolation.BASE_TAGS)
         assert run_python("print(6 * 7)", timeout=3).stdout == "42\n"
         assert run_python("while True: pass", timeout=1).status == "timeout"
     finally:

@@ -16,6 +16,7 @@ from pytest_jeval import LoadContext
 from pytest_jeval.benchmarks._terminal.tasks import load_task, solution_blocks
 from pytest_jeval.benchmarks.terminal_lite import bench_terminal_lite as bench
 from pytest_jeval.core.sample import Sample
+from pytest_jeval.sandbox.shell.verifier import decide
 from tests.terminal_support import TASKS_DIR, ensure_rootfs
 
 TASK_IDS = sorted(p.name for p in TASKS_DIR.iterdir())
@@ -40,10 +41,10 @@ def run_task(task_id: str, solve: bool) -> tuple[bool, str]:
         if solve:
             done = env.sandbox.exec("bash -e", timeout=60, stdin=load_task(task_dir).solution.read_text())
             assert done.returncode == 0, done.stderr
-        passed, outcome, _ = env.check()
+        checked = env.check()
     finally:
         env.sandbox.stop()
-    return passed, outcome.stdout + outcome.stderr
+    return checked.passed, checked.outcome.stdout + checked.outcome.stderr
 
 
 def test_the_index_lists_every_task_folder_and_covers_the_kinds() -> None:
@@ -113,23 +114,27 @@ def test_a_dockerfile_task_needs_the_docker_sandbox(tmp_path: Path) -> None:
         bench.to_sample({"path": folder.name}, 0, ctx)
 
 
-@pytest.mark.parametrize(("script", "timeout", "passes"), [
-    ("echo 0 > /logs/verifier/reward.txt; exit 0", 30, False),   # the reward file decides (Terminal-Bench 2)
-    ("echo 1 > /logs/verifier/reward.txt; exit 3", 30, True),
-    ("echo junk > /logs/verifier/reward.txt", 30, False),
-    ("touch /tests/x 2>/dev/null && exit 0; exit 1", 30, False),  # the tests are read-only
-    ("exit 0", 30, True),
-    ("sleep 30; exit 0", 1, False),                                # past [verifier] timeout_sec
-    ("echo 1 > /logs/verifier/reward.txt; sleep 30", 1, False),   # a timeout fails, whatever the reward
+@pytest.mark.parametrize(("script", "timeout", "passes", "reason"), [
+    ("echo 0 > /logs/verifier/reward.txt; exit 0", 30, False, "the reward file says 0"),  # Terminal-Bench 2
+    ("echo 1 > /logs/verifier/reward.txt; exit 0", 30, True, "passed"),
+    ("echo 1 > /logs/verifier/reward.txt; exit 3", 30, False, "disagrees with the exit status"),
+    ("echo junk > /logs/verifier/reward.txt", 30, False, "not a number"),
+    ("touch /tests/x 2>/dev/null && exit 0; exit 1", 30, False, "exited with status 1"),  # the tests are read-only
+    ("exit 0", 30, True, "passed"),
+    ("sleep 30; exit 0", 1, False, "timed out"),                          # past [verifier] timeout_sec
+    ("echo 1 > /logs/verifier/reward.txt; sleep 30", 1, False, "timed out"),  # a timeout fails, whatever the reward
 ])
-def test_the_checker_verdict(tmp_path: Path, script: str, timeout: int, passes: bool) -> None:
+def test_the_checker_verdict(tmp_path: Path, script: str, timeout: int, passes: bool, reason: str) -> None:
     folder = _copy_task(tmp_path, "csv-totals")
     (folder / "tests" / "test.sh").write_text(f"#!/bin/bash\n{script}\n")
     (folder / "task.toml").write_text(f"[verifier]\ntimeout_sec = {timeout}\n")
     env = bench.environment(sample_of(folder), Path("."))
     try:
-        passed, outcome, reward = env.check()
+        checked = env.check()
     finally:
         env.sandbox.stop()
-    assert passed is passes, (outcome, reward)
-    assert bench.verdict(outcome.returncode, outcome.timed_out, reward) is passes
+    outcome, reward = checked.outcome, checked.reward
+    assert checked.passed is passes and reason in checked.reason, checked
+    assert decide(outcome.returncode, outcome.timed_out, checked.reward_text)[0] is passes  # as rescore decides
+    if reward is not None:
+        assert bench.verdict(outcome.returncode, outcome.timed_out, reward) is passes

@@ -29,6 +29,7 @@ from typing import Any
 
 from pytest_jeval.agents.spec import UserSimulator
 from pytest_jeval.agents.tool import HarnessError, Tool, ToolContext, ToolError, ToolOutput
+from pytest_jeval.core import jsonsafe
 from pytest_jeval.core.chat import EndpointError, Messages, Reply, ToolCall
 from pytest_jeval.core.episode import Episode, StopReason, ToolCallRecord
 
@@ -98,7 +99,7 @@ def check_arguments(tool: Tool, raw: str) -> dict[str, Any]:
         parsed: Any = {}
     else:
         try:
-            parsed = json.loads(text)
+            parsed = jsonsafe.loads(text)
         except ValueError as exc:
             raise ToolError(f"the arguments of {tool.name} are not valid JSON ({exc})") from None
     if not isinstance(parsed, dict):
@@ -312,7 +313,7 @@ class EpisodeLoop:
 
 def _try_parse(raw: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(raw) if raw.strip() else {}
+        value = jsonsafe.loads(raw) if raw.strip() else {}
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

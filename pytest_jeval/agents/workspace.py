@@ -19,9 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_jeval.agents.tool import ToolError
-from pytest_jeval.sandbox.files import remove_tree
 from pytest_jeval.sandbox.plans import SANDBOX_HOME
-from pytest_jeval.sandbox.workdir import make_workspace_dir
+from pytest_jeval.sandbox.workdir import make_workspace_dir, remove_workspace_dir
 
 __all__ = ["confine", "make_workspace", "open_in", "relative_name", "remove_workspace"]
 
@@ -56,7 +55,7 @@ def make_workspace(files: Sequence[Path | str] = (), *, parent: str | None = Non
         for name, src in sources.items():
             _copy_in(workspace, name, src)
     except BaseException:
-        remove_tree(workspace)
+        remove_workspace_dir(workspace)
         raise
     return Path(workspace)
 
@@ -84,8 +83,9 @@ def _copy_in(workspace: str, name: str, src: Path) -> None:
 
 
 def remove_workspace(path: Path | str) -> None:
-    """Delete the workspace and everything in it, never following a link (missing: fine)."""
-    remove_tree(os.fspath(path))
+    """Delete the workspace and everything in it, never following a link (missing: fine); its file
+    system is unmounted where it has one."""
+    remove_workspace_dir(os.fspath(path))
 
 
 def confine(workspace: Path, path: str) -> Path:
@@ -139,6 +139,8 @@ def open_in(workspace: Path, path: str, flags: int = os.O_RDONLY, *, create_pare
         fd = os.open(os.path.realpath(workspace), _DIR_FLAGS)
     except OSError as exc:
         raise ToolError(f"the workspace cannot be opened: {exc.strerror}") from exc
+    root = os.fstat(fd)
+    owner = (root.st_uid, root.st_gid) if root.st_uid != os.geteuid() and os.geteuid() == 0 else None
     try:
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
@@ -151,11 +153,19 @@ def open_in(workspace: Path, path: str, flags: int = os.O_RDONLY, *, create_pare
                 raise _tool_error(exc, path, _is_link(fd, part)) from exc
             os.close(fd)
             fd = child
+            if owner is not None:  # what the harness makes belongs to the workspace's sandboxed owner
+                _give(fd, owner)
         if not parts and flags & (os.O_WRONLY | os.O_RDWR):
             raise ToolError(f"{path!r} is a directory")
         yield fd, name
     finally:
         os.close(fd)
+
+
+def _give(fd: int, owner: tuple[int, int]) -> None:
+    info = os.fstat(fd)
+    if (info.st_uid, info.st_gid) != owner and (stat.S_ISDIR(info.st_mode) or info.st_nlink <= 1):
+        os.fchown(fd, *owner)
 
 
 def _open_subdir(fd: int, part: str, create: bool) -> int:

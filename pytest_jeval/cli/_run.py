@@ -144,12 +144,33 @@ def _pytest(suite: Path, passthrough: Sequence[str]) -> int:
     return 128 - code if code < 0 else code
 
 
+def passthrough_overrides(passthrough: Sequence[str]) -> list[str]:
+    """The ``--jeval-set`` values among pytest's arguments, checked before anything is printed or written
+    (a key or a URL with credentials there is refused without repeating it)."""
+    from pytest_jeval.suite.overrides import OPTION, OverrideError, parse_override
+
+    found: list[str] = []
+    items = list(passthrough)
+    for i, item in enumerate(items):
+        if item == OPTION and i + 1 < len(items):
+            found.append(items[i + 1])
+        elif item.startswith(OPTION + "="):
+            found.append(item[len(OPTION) + 1:])
+    try:
+        for text in found:
+            parse_override(text)
+    except OverrideError as exc:
+        raise RunUsageError(str(exc)) from None
+    return found
+
+
 def execute(args: argparse.Namespace, benchmarks: Sequence[str], preface: Sequence[str] = ()) -> int:
     """Build, check, write and run the suite for ``benchmarks``; the exit status. ``preface`` lines
     are printed once the options are known to be good."""
     cwd = Path.cwd()
     try:
-        text, output_dir = prepare_suite(args, benchmarks, cwd)
+        overrides = passthrough_overrides(args.passthrough)
+        text, output_dir = prepare_suite(args, benchmarks, cwd, overrides=overrides)
         written = write_suite(output_dir, text)
     except RunUsageError as exc:
         return _error(args.command, str(exc))

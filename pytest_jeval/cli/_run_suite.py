@@ -251,23 +251,27 @@ def suite_problems(message: str) -> list[str]:
     return list(dict.fromkeys(problems))  # one option sets the key of every benchmark: say it once
 
 
-def validate(text: str, cwd: Path) -> None:
-    """Check suite TOML as ``pytest --jeval-config`` would, before anything is written or sent;
-    raise :class:`RunUsageError` with the problems in option names."""
+def validate(text: str, cwd: Path, overrides: Sequence[str] = ()) -> None:
+    """Check suite TOML as ``pytest --jeval-config`` would (with the ``--jeval-set`` ``overrides`` pytest
+    will get), before anything is written or sent; raise :class:`RunUsageError` with the problems in option
+    names."""
     from pytest_jeval.suite.config import SuiteError, parse_suite
     from pytest_jeval.suite.plan import EvalPlan
 
     with tempfile.TemporaryDirectory(prefix="jeval-run-") as tmp:
         path = Path(tmp) / SUITE_NAME
         try:
-            parse_suite(text, path)
+            parse_suite(text, path, overrides=overrides)
             path.write_text(text, encoding="utf-8")
-            EvalPlan.from_file(path, invocation_dir=cwd)
+            EvalPlan.from_file(path, invocation_dir=cwd, overrides=overrides)
         except SuiteError as exc:
             raise RunUsageError("\n".join(suite_problems(str(exc)))) from None
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    from pytest_jeval.core.files import refuse_special
+
+    refuse_special(path)  # never replace a device node or a FIFO
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -299,9 +303,10 @@ def write_suite(output_dir: Path, text: str) -> WrittenSuite:
     return WrittenSuite(target, note)
 
 
-def prepare_suite(args: argparse.Namespace, benchmarks: Sequence[str], cwd: Path) -> tuple[str, Path]:
-    """The validated suite text for these options, and the output directory it goes to."""
+def prepare_suite(args: argparse.Namespace, benchmarks: Sequence[str], cwd: Path, *,
+                  overrides: Sequence[str] = ()) -> tuple[str, Path]:
+    """The validated suite text for these options (and ``--jeval-set`` ``overrides``), and the output directory."""
     suite = build_suite(args, benchmarks, cwd)
     text = dumps(suite)
-    validate(text, cwd)
+    validate(text, cwd, overrides)
     return text, Path(suite["run"]["output_dir"])

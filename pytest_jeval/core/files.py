@@ -24,7 +24,8 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["DIR_MODE", "FILE_MODE", "UnsafePathError", "make_dir", "open_append", "read_bytes", "write_atomic"]
+__all__ = ["DIR_MODE", "FILE_MODE", "UnsafePathError", "make_dir", "open_append", "read_bytes", "refuse_special",
+           "write_atomic"]
 
 DIR_MODE = 0o755
 """Mode of the directories the runner creates (before the umask, which can only remove bits)."""
@@ -119,13 +120,31 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def refuse_special(path: Path) -> None:
+    """Raise :class:`UnsafePathError` when ``path`` exists and is neither a plain file nor a link: a device
+    node, a FIFO, a socket or a folder is never replaced (``-o /dev/null`` would replace the machine's)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode)
+                or stat.S_ISBLK(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a socket"
+                if stat.S_ISSOCK(info.st_mode) else "not a regular file")
+        raise UnsafePathError(errno.EEXIST, f"{path} is {kind}, not a regular file: pytest-jeval does not replace "
+                                            "it; choose another output path")
+
+
 def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data``: a fresh ``O_EXCL`` temporary file in its directory, then a rename.
 
     A reader sees the old file or the new one, never a part; a killed run leaves at
     most a ``.*.tmp`` file. ``durable`` flushes the data to disk before the rename.
-    A failed write (disk full) removes the temporary file and raises.
+    A failed write (disk full) removes the temporary file and raises. An existing ``path`` that is
+    not a plain file (a device node, a FIFO, a socket, a folder) is refused (:class:`UnsafePathError`)
+    before anything is written, and again just before the rename.
     """
+    refuse_special(path)
     for _ in range(16):
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
@@ -142,6 +161,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
                 os.fsync(fd)
         finally:
             os.close(fd)
+        refuse_special(path)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -173,6 +173,23 @@ def contains_secret(text: str) -> bool:
     return redact(text) != text
 
 
+def url_has_credentials(url: str) -> bool:
+    """True when ``url`` carries a user name or password (``http://user:secret@host/v1``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return "@" in url
+    return parts.username is not None or parts.password is not None or "@" in parts.netloc
+
+
+URL_CREDENTIALS_REFUSED = ("a URL with credentials (user:password@host) is refused: they would be written to the "
+                           "suite, records and logs, and sent to every request's log; give the URL without them "
+                           "and the key in an environment variable named by api_key_env (the value is not shown)")
+"""Why a URL with credentials is refused (the URL itself is never repeated)."""
+
+
 def redact_value(value: Any, *, patterns: bool = True) -> Any:
     """A copy of JSON-like ``value`` (dicts, lists, tuples, strings) with every string redacted.
 

@@ -64,6 +64,30 @@ def check_output_dir(path: Path) -> None:
         )
 
 
+def case_of_nodeid(plan: EvalPlan, nodeid: str) -> dict[str, Any] | None:
+    """The sample a benchmark item's node id names (``<suite>::<benchmark>::<test>[<model slug>/<sample id>]``),
+    found in the plan: how the controller learns which sample a worker killed during its setup was running
+    (a setup report, which carries it otherwise, never came). None when the id names no planned sample."""
+    head, bracket, param = nodeid.partition("[")
+    if not bracket or not param.endswith("]"):
+        return None
+    param = param[:-1]
+    bench = next((part for part in head.split("::")[1:] if part in plan.benchmarks), None)
+    if bench is None:
+        return None
+    try:
+        samples = plan.samples(bench)[0]
+    except Exception:  # a data file that cannot be read now: no record can be made for it
+        return None
+    for key, model in plan.models.items():
+        prefix = model.slug + "/"
+        for sample in samples:
+            raw = prefix + sample.id
+            if param == raw or param == raw.encode("unicode_escape").decode("ascii"):
+                return {"benchmark": bench, "model": key, "record_id": sample.id}
+    return None
+
+
 def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str, Any]:
     """The error record of a sample whose xdist worker died while running it."""
     from pytest_jeval.results.records import EXTRA_FIELDS, RECORD_FIELDS, identity_fields
@@ -218,7 +242,7 @@ class ResultsWriter:
             self._append(pair, record)
 
     def _crashed(self, report: pytest.TestReport) -> None:
-        case = self._pending.pop(report.nodeid, None)
+        case = self._pending.pop(report.nodeid, None) or case_of_nodeid(self.plan, report.nodeid)
         if case is None:
             self.notes.append(f"a worker crashed while setting up {report.nodeid}; no record was made for it")
             return

@@ -14,8 +14,10 @@ from pytest_jeval.sandbox.workdir import run_in_workspace
 
 
 def isolation() -> list[str]:
-    """The isolation tags this machine's sandbox applies (probes on first use)."""
-    return list(current_plan().tags)
+    """The isolation tags this machine's sandbox applies to a run (probes on first use)."""
+    from pytest_jeval.sandbox.quota import cgroup_support
+
+    return [*current_plan().tags, *(("cgroup-memory", "cgroup-pids") if cgroup_support()[0] else ())]
 
 
 __all__ = [

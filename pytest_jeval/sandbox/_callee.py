@@ -7,6 +7,10 @@ solution's module is a separate namespace, so patching ``json``, ``os``,
 two pipe descriptors are close-on-exec: a solution that re-executes itself (for
 example with ``-O``) loses them and the harness records a failure. Whatever it
 sends is only data: the harness decides, and a value crosses only when it is plain.
+
+Where the harness asks for ``handles`` (the ``tests`` mode), a value that is not plain (an
+instance of the solution's class, a bound method) stays here and the harness gets a number
+for it: it can call it or read its attributes, never compare it. No test code runs here.
 """
 
 import json as _json
@@ -53,32 +57,31 @@ def _serve():
 
         return {"exc": [type_(exc).__name__, str(exc)[:500], traceback.format_exc()[-4000:]]}
 
+    objects, not_plain = {}, NotPlainValue
+
     def resolve(name, method):
         solution = module.get("Solution")
         if method and isinstance_(solution, type_):
             return getattr_(solution(), name)
         return module[name]
 
-    def run_tests(message):
-        nonce, spaces = message["nonce"], []
-        plain = {k: v for k, v in module.items()}
-        for source in message["sources"]:
-            space = dict(plain)
-            space["__name__"] = "jeval_tests"
-            exec(compile(source, "<tests>", "exec"), space)
-            spaces.append(space)
-        for index, (which, name) in enumerate(message["calls"]):
-            try:
-                spaces[which][name]()
-            except AssertionError as exc:
-                verdict, detail = "wrong answer", "AssertionError: " + str(exc)
-            except MemoryError:
-                verdict, detail = "memory", "MemoryError"
-            except base_exception as exc:
-                verdict, detail = "exception", type_(exc).__name__ + ": " + str(exc)
-            else:
-                verdict, detail = "passed", ""
-            send({"nonce": nonce, "index": index, "verdict": verdict, "detail": detail[:300]})
+    def value_reply(result, handles):
+        try:
+            return {"ok": True, "value": encode(result)}
+        except not_plain:
+            if not handles:
+                raise
+        handle = len(objects) + 1
+        objects[handle] = result
+        return {"ok": True, "handle": handle}
+
+    def names():
+        out = []
+        for name, value in list(module.items()):
+            if type_(name) is str and not name.startswith("__"):
+                reply = value_reply(value, True)
+                out.append([name, reply.get("value"), reply.get("handle")])
+        return {"ok": True, "names": out}
 
     while True:
         message = receive()
@@ -91,11 +94,18 @@ def _serve():
                 reply = {"ok": True}
             elif op == "call":
                 args, kwargs = decode(message["args"]), decode(message["kwargs"])
-                result = resolve(message["name"], message["method"])(*args, **kwargs)
-                reply = {"ok": True, "value": encode(result)}
-            elif op == "tests":
-                run_tests(message)
-                continue
+                if "handle" in message:
+                    target = objects[message["handle"]]
+                else:
+                    target = resolve(message["name"], message["method"])
+                handles = message.get("handles") is True
+                reply = value_reply(target(*args, **kwargs), handles)
+                if handles:  # the arguments as the call left them: the harness updates its own in place
+                    reply["after"] = encode([args, kwargs])
+            elif op == "getattr":
+                reply = value_reply(getattr_(objects[message["handle"]], message["attr"]), True)
+            elif op == "names":
+                reply = names()
             else:
                 reply = {"exc": ["ValueError", f"unknown op {op!r}", ""]}
         except base_exception as exc:  # the solution's failure is the harness's to judge

@@ -15,8 +15,10 @@ Modes (``job["mode"]``):
                values (``_values``), so ``==`` in the test is Python's own.
 ``call``       one call ``func_name(*args)`` (a method of ``Solution`` when it exists);
                the plain return value goes back to the runner, which compares it.
-``tests``      test functions run in the callee next to the solution (they use its
-               classes); each result is a frame tagged with a per-run nonce.
+``tests``      test functions run here, in the harness; the solution's top-level names are
+               plain values or :class:`Remote` objects (its classes, their instances) whose
+               calls go to the callee, so a test compares plain values only, with Python's
+               own ``==`` (an object whose ``__eq__`` always says yes never reaches it).
 
 The verdict is JSON: ``passed`` (bool), ``reason`` (passed, wrong answer, exception,
 timeout, memory, killed), ``detail`` and, per mode, ``value`` or ``tests``.
@@ -216,24 +218,115 @@ def _run(job, callee):
     raise ValueError(f"unknown mode {mode!r}")
 
 
-def _run_tests(job, callee):
-    import secrets
+class Remote:
+    """A value of the solution's that is not plain (an instance of its class, a method): the tests may call
+    it and read its attributes (what comes back is a plain value or another :class:`Remote`), never compare
+    it, hash it or test its truth: those raise :class:`NotPlainValue`, a wrong answer."""
 
-    nonce = secrets.token_hex(16)
-    calls = [list(c) for c in job["calls"]]
-    callee.send({"op": "tests", "sources": job["sources"], "calls": calls, "nonce": nonce})
-    results = []
+    __slots__ = ("_callee", "_handle")
+
+    def __init__(self, callee, handle):
+        object.__setattr__(self, "_callee", callee)
+        object.__setattr__(self, "_handle", handle)
+
+    def __call__(self, *args, **kwargs):
+        message = {"op": "call", "handle": self._handle, "handles": True,
+                   "args": encode_value(list(args)), "kwargs": encode_value(dict(kwargs))}
+        return _remote_request(self._callee, message, (args, kwargs))
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _remote_request(self._callee, {"op": "getattr", "handle": self._handle, "attr": name})
+
+    def __setattr__(self, name, value):
+        raise NotPlainValue("the tests cannot change a value of the solution's")
+
+    def _refuse(self, *args):
+        raise NotPlainValue("a value of the solution's that is not plain was compared or tested")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __hash__ = __len__ = __iter__ = _refuse
+    __contains__ = __index__ = __int__ = __float__ = __str__ = _refuse
+
+    def __repr__(self):
+        return f"<a value of the solution's, #{self._handle}>"
+
+
+def _remote_value(callee, reply):
+    if "handle" in reply:
+        if type(reply["handle"]) is not int:
+            raise CalleeDied("exception", "the solution's process sent a malformed handle")
+        return Remote(callee, reply["handle"])
     try:
-        while len(results) < len(calls):
-            frame = callee.receive()
-            if frame.get("nonce") != nonce or frame.get("index") != len(results):
-                raise CalleeDied("exception", "a test result arrived out of order or unsigned")
-            verdict = frame.get("verdict")
-            if verdict not in ("passed", "wrong answer", "exception", "memory"):
-                raise CalleeDied("exception", "a test result arrived malformed")
-            results.append({"verdict": verdict, "detail": str(frame.get("detail", ""))[:300]})
-    except CalleeDied as exc:
-        return {"passed": False, "reason": exc.reason, "detail": str(exc), "tests": results, "complete": False}
+        return decode_value(reply.get("value"))
+    except (ValueError, TypeError, OverflowError):
+        raise CalleeDied("exception", "the solution's process sent a malformed value") from None
+
+
+def _remote_request(callee, message, arguments=None):
+    try:
+        reply = callee.request(message)
+    except RemoteError as exc:
+        if exc.name == "NotPlainValue":
+            raise NotPlainValue(exc.message) from None
+        raise _builtin_exception(exc.name, exc.message) from None
+    if arguments is not None and "after" in reply:
+        try:
+            after_args, after_kwargs = decode_value(reply["after"])
+        except (ValueError, TypeError, OverflowError):
+            raise CalleeDied("exception", "the solution's process sent a malformed value") from None
+        for mine, theirs in zip([*arguments[0], *arguments[1].values()],
+                                [*after_args, *(after_kwargs.get(k) for k in arguments[1])]):
+            _update_in_place(mine, theirs)
+    return _remote_value(callee, reply)
+
+
+def _update_in_place(mine, theirs):
+    """What the solution did to a list, dict or set it was given, done to the test's own object (the call
+    crossed a process boundary: the test passed a copy)."""
+    if type(mine) is list and type(theirs) is list:
+        mine[:] = theirs
+    elif (type(mine) is dict and type(theirs) is dict) or (type(mine) is set and type(theirs) is set):
+        mine.clear()
+        mine.update(theirs)
+
+
+def _test_verdict(exc):
+    if exc is None:
+        return "passed", ""
+    reason = _reason(exc)
+    verdict = reason if reason in ("wrong answer", "memory") else "exception"
+    return verdict, f"{type(exc).__name__}: {exc}"
+
+
+def _run_tests(job, callee):
+    """Run each test function here, in the trusted harness, with the solution's names as values or
+    :class:`Remote` objects: ``==`` in a test is Python's own, on plain values only."""
+    reply = callee.request({"op": "names"})
+    shared = {}
+    for item in reply.get("names") or []:
+        if type(item) is not list or len(item) != 3 or type(item[0]) is not str:
+            raise CalleeDied("exception", "the solution's process broke the protocol")
+        name, value, handle = item
+        shared[name] = _remote_value(callee, {"handle": handle} if handle is not None else {"value": value})
+    spaces = []
+    for source in job["sources"]:
+        space = dict(shared)
+        space["__name__"] = "jeval_tests"
+        exec(compile(source, "<tests>", "exec"), space)
+        spaces.append(space)
+    calls = [list(c) for c in job["calls"]]
+    results = []
+    for which, name in calls:
+        try:
+            spaces[which][name]()
+        except CalleeDied as exc:
+            return {"passed": False, "reason": exc.reason, "detail": str(exc), "tests": results, "complete": False}
+        except Exception as exc:
+            verdict, detail = _test_verdict(exc)
+        else:
+            verdict, detail = _test_verdict(None)
+        results.append({"verdict": verdict, "detail": detail[:300]})
     passed = all(r["verdict"] == "passed" for r in results)
     return {"passed": passed, "reason": "passed" if passed else "wrong answer", "detail": "",
             "tests": results, "complete": True}

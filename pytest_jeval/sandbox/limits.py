@@ -18,7 +18,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 try:  # POSIX only; on other platforms the sandbox runs without rlimits.
     import resource
@@ -89,38 +89,79 @@ class Limits:
 
 
 PR_SET_PDEATHSIG = 1
+CLONE_NEWNS = 0x00020000
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+START_FAILED = 125
+"""Exit status of a launcher that could not apply its confinement (the reason is on its stderr)."""
 
 
-def _load_prctl() -> Callable[..., int] | None:
-    """libc's ``prctl`` (Linux), resolved once in the parent; None elsewhere."""
+def _load_libc() -> ctypes.CDLL | None:
+    """libc (Linux), resolved once in the parent; None elsewhere."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # pragma: no cover - no libc symbol
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - no libc
         return None
 
 
-_PRCTL = _load_prctl()
+_LIBC = _load_libc()
+_PRCTL: Callable[..., int] | None = getattr(_LIBC, "prctl", None)
 
 
-def make_preexec(limits: Limits) -> Callable[[], None]:
-    """A ``preexec_fn`` that applies ``limits`` and the parent-death signal in the child.
+def make_preexec(limits: Limits | None, *, identity: tuple[int, int] | None = None,
+                 cgroup_fds: Sequence[int] = (), staged: Sequence[tuple[str, str]] = ()) -> Callable[[], None]:
+    """A ``preexec_fn`` that confines the child before it execs the launcher.
 
-    Fork-safe: only ``setrlimit``, ``prctl`` and ``getppid``/``_exit``. Popen applies a
-    ``user``/``group`` drop before calling it, so the parent-death signal (which a
-    credential change clears) survives the drop.
+    In order: it joins the run's cgroups (``cgroup_fds``: ``cgroup.procs`` files the runner
+    opened), bind-mounts each staged ``(source, target)`` in a mount namespace of its own (root
+    only, see :mod:`pytest_jeval.sandbox.bwrap`), drops to ``identity`` (uid, gid; no
+    supplementary groups), arms the parent-death signal (a credential change clears it, so it
+    comes after the drop) and applies ``limits``. Fork-safe: only system calls on values
+    computed in the parent, no imports, no locks. A step that fails ends the child with
+    :data:`START_FAILED` and a line on its stderr.
     """
-    pairs = limits.rlimit_pairs() if resource is not None else []
+    pairs = limits.rlimit_pairs() if limits is not None and resource is not None else []
     setrlimit = resource.setrlimit if resource is not None else None
-    prctl, parent, getppid, exit_now = _PRCTL, os.getpid(), os.getppid, os._exit
+    prctl, parent, getppid, exit_now, write = _PRCTL, os.getpid(), os.getppid, os._exit, os.write
     sigkill = int(signal.SIGKILL)
+    fds = list(cgroup_fds)
+    mounts = [(src.encode("utf-8", "surrogateescape"), dst.encode("utf-8", "surrogateescape")) for src, dst in staged]
+    unshare: Callable[..., int] | None = getattr(_LIBC, "unshare", None) if mounts else None
+    mount: Callable[..., int] | None = getattr(_LIBC, "mount", None) if mounts else None
+    if mounts and (unshare is None or mount is None):
+        raise OSError("staged binds need Linux (unshare, mount)")
+    setgroups, setresgid, setresuid = os.setgroups, os.setresgid, os.setresuid
+
+    def fail(message: bytes) -> None:
+        try:
+            write(2, b"jeval sandbox: " + message + b"\n")
+        finally:
+            exit_now(START_FAILED)
 
     def preexec() -> None:
+        for fd in fds:
+            try:
+                write(fd, b"0")
+            except OSError:
+                fail(b"could not join the run's cgroup")
+        if mounts and unshare is not None and mount is not None:
+            if unshare(CLONE_NEWNS) != 0 or mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+                fail(b"could not make a private mount namespace for staged binds")
+            for src, dst in mounts:
+                if mount(src, dst, None, MS_BIND | MS_REC, None) != 0:
+                    fail(b"could not stage " + src)
+        if identity is not None:
+            try:
+                setgroups([])
+                setresgid(identity[1], identity[1], identity[1])
+                setresuid(identity[0], identity[0], identity[0])
+            except OSError:
+                fail(b"could not drop privileges")
         if prctl is not None:
             prctl(PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
             if getppid() != parent:  # the runner died before the signal was armed
-                exit_now(125)
+                exit_now(START_FAILED)
         if setrlimit is None:  # pragma: no cover - Windows
             return
         for res, values in pairs:

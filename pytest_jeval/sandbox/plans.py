@@ -4,15 +4,17 @@ Candidates are tried from strongest to weakest by actually running a tiny Python
 program through them (a probe); the first that works is cached and used for
 every run. What each tag means:
 
-``bwrap``       bubblewrap: new user, PID, network, IPC, UTS and mount namespaces; only
-                ``/usr`` (and ``/bin``, ``/lib*``, the interpreter's prefix) read-only, a private
-                ``/proc``, ``/dev``, ``/tmp`` and ``/dev/shm``; the run directory is the only
-                host directory mounted (at ``/sandbox``); no further user namespaces.
+``bwrap``       bubblewrap (:mod:`.bwrap`): new user, PID, network, IPC, UTS and mount namespaces,
+                no capability; only ``/usr`` (and ``/bin``, ``/lib*``, a few ``/etc`` files, the
+                interpreter's prefix) read-only, a private ``/proc``, ``/dev``, ``/tmp`` and
+                ``/dev/shm``; the run directory is the only host directory mounted (at
+                ``/sandbox``); no further user namespaces.
 ``uid-per-run`` (root) each run holds its own otherwise unused uid (see ``_uids``).
 ``pdeathsig``   the launcher gets SIGKILL when the runner dies (however it ends).
 ``subprocess``  separate interpreter (``python -I -B``), never in-process.
 ``session``     own session/process group, killed as a whole (``os.killpg``).
 ``rlimits``     CPU, address space, processes, file size, open files, no core dumps.
+``cgroup-memory`` ``cgroup-pids``  the run's processes together (:mod:`.quota`), where cgroups are usable.
 ``env-scrub``   only PATH, LANG, HOME and TMPDIR are passed.
 ``tmpdir``      fresh private working directory, deleted afterwards.
 ``uid-drop``    runs as an unprivileged user (``nobody``) - only when started as root.
@@ -31,22 +33,25 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+from pytest_jeval.sandbox import bwrap as bwrap_mod
+from pytest_jeval.sandbox.bwrap import SANDBOX_UID, TMPFS_BYTES, Bind, Layout
 from pytest_jeval.sandbox.files import make_run_dir, private_base_dir, remove_tree
 from pytest_jeval.sandbox.limits import Limits, make_preexec, sandbox_base_dir, sandbox_python, scrubbed_env
+from pytest_jeval.sandbox.quota import RunCgroup
 from pytest_jeval.sandbox.uids import run_uid
+
+__all__ = ["BASE_TAGS", "BWRAP_TAGS", "SANDBOX_HOME", "SANDBOX_UID", "TMPFS_BYTES", "IsolationPlan", "base_dir",
+           "bwrap_command", "candidate_plans", "current_plan", "popen_identity", "probe", "quota_tags",
+           "reset_plan", "run_identity", "sandbox_layout", "spawn_options"]
 
 BASE_TAGS = ("subprocess", "session", "rlimits", "env-scrub", "tmpdir",
              *(("pdeathsig",) if sys.platform.startswith("linux") else ()))
 BWRAP_TAGS = ("bwrap", "userns", "netns", "pidns", "ipcns", "utsns", "mountns", "ro-system", "private-tmp")
 #: Where the run directory appears inside a bubblewrap sandbox (its cwd and HOME).
 SANDBOX_HOME = "/sandbox"
-#: The identity inside the bubblewrap user namespace.
-SANDBOX_UID = 65534
-#: Size of the private /tmp and /dev/shm (tmpfs) inside a bubblewrap sandbox.
-TMPFS_BYTES = 64 * 1024 * 1024
 NAMESPACE_FLAGS = ("--net", "--ipc", "--uts", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc")
 NAMESPACE_TAGS = ("netns", "pidns", "ipcns", "utsns", "mountns")
 # With --pid the first process in the namespace is its init: the kernel does not
@@ -97,29 +102,39 @@ class IsolationPlan:
         if self.bwrap is None:
             return [*self.prefix, python, *args], run_dir, run_dir
         real = os.path.realpath(python)  # the link (a venv's bin/python) is not mounted
-        return [*bwrap_command(self.bwrap, real, run_dir), real, *args], run_dir, SANDBOX_HOME
+        return bwrap_mod.command(self.bwrap, sandbox_layout(real, run_dir), [real, *args]).argv, run_dir, SANDBOX_HOME
+
+
+def sandbox_layout(python: str, run_dir: str) -> Layout:
+    """What a generated-code sandbox holds: the system directories, the interpreter's prefix (read-only)
+    and the run directory (read-write, at :data:`SANDBOX_HOME`, its working directory)."""
+    binds = []
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(python)))
+    if prefix not in ("/", "/usr") and not prefix.startswith("/usr/"):
+        binds.append(Bind(prefix, prefix))
+    binds.append(Bind(run_dir, SANDBOX_HOME, writable=True))
+    return Layout(binds=binds, chdir=SANDBOX_HOME, hostname="jeval-sandbox", etc=("ld.so.cache", "localtime"),
+                  etc_made=False)
 
 
 def bwrap_command(bwrap: str, python: str, run_dir: str) -> list[str]:
-    """The ``bwrap`` options of one run: what the sandbox contains (everything else is absent)."""
-    argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "jeval-sandbox",
-            "--ro-bind", "/usr", "/usr"]
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        path = "/" + name
-        if os.path.islink(path):
-            argv += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            argv += ["--ro-bind", path, path]
-    prefix = os.path.dirname(os.path.dirname(os.path.realpath(python)))
-    if prefix not in ("/", "/usr") and not prefix.startswith("/usr/"):
-        argv += ["--ro-bind", prefix, prefix]
-    for path in ("/etc/ld.so.cache", "/etc/localtime"):
-        argv += ["--ro-bind-try", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp", "--size", str(TMPFS_BYTES), "--tmpfs", "/dev/shm",
-             "--bind", run_dir, SANDBOX_HOME, "--chdir", SANDBOX_HOME]
-    return argv
+    """The ``bwrap`` options of one run (everything before the program): see :func:`sandbox_layout`."""
+    argv = bwrap_mod.command(bwrap, sandbox_layout(python, run_dir), ["PROGRAM"]).argv
+    return argv[:-2]  # without "--" and the placeholder
+
+
+def spawn_options(plan: IsolationPlan, owner: tuple[int, int] | None, limits: Limits | None, *,
+                  cgroup: RunCgroup | None = None, staged: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """``Popen`` keyword arguments that confine one run's launcher: its cgroup, staged binds, the uid
+    drop (``owner``, for plans that drop privileges in the launcher) and ``limits``."""
+    identity = owner if (plan.popen_user or plan.uid_per_run) else None
+    fds = cgroup.attach_fds() if cgroup is not None else []
+    return {"preexec_fn": make_preexec(limits, identity=identity, cgroup_fds=fds, staged=staged)}
+
+
+def quota_tags(cgroup: RunCgroup | None) -> tuple[str, ...]:
+    """The isolation tags a run's cgroup adds."""
+    return ("cgroup-memory", "cgroup-pids") if cgroup is not None else ()
 
 
 def candidate_plans() -> list[IsolationPlan]:
@@ -196,8 +211,7 @@ def probe(plan: IsolationPlan, timeout: float = 20.0) -> bool:
                 proc = subprocess.run(
                     argv, cwd=cwd, env=scrubbed_env(inner_home, "/tmp" if plan.bwrap else None),
                     stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
-                    start_new_session=True, preexec_fn=make_preexec(limits),
-                    **popen_identity(plan, owner))
+                    start_new_session=True, **spawn_options(plan, owner, limits))
             finally:
                 remove_tree(home)
     except (OSError, subprocess.SubprocessError, ValueError, RuntimeError):

@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Literal
 
 from pytest_jeval.sandbox.files import make_run_dir, remove_tree, write_new_file
-from pytest_jeval.sandbox.limits import Limits, make_preexec, sandbox_python, scrubbed_env
-from pytest_jeval.sandbox.plans import IsolationPlan, base_dir, current_plan, popen_identity, run_identity
+from pytest_jeval.sandbox.limits import MIB, Limits, sandbox_python, scrubbed_env
+from pytest_jeval.sandbox.plans import IsolationPlan, base_dir, current_plan, quota_tags, run_identity, spawn_options
+from pytest_jeval.sandbox.quota import RunCgroup, run_cgroup
 
 Status = Literal["ok", "error", "timeout", "memory", "killed"]
 
@@ -82,21 +83,22 @@ def run_python(
     """
     limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
     plan = current_plan()
-    with run_identity(plan) as owner:
+    with run_identity(plan) as owner, run_cgroup(memory_mb * MIB, max_processes) as cgroup:
         home = make_run_dir(base_dir(plan), owner)
         try:
             write_new_file(home, SCRIPT_NAME, code.encode("utf-8", "surrogatepass"), owner)
             with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
                 flags = ["-I", "-B", "-u"] if site_packages else ["-I", "-S", "-B", "-u"]
                 returncode, timed_out, duration = _execute(
-                    plan, limits, [*flags, SCRIPT_NAME], home, owner, inp, out, err, timeout)
+                    plan, limits, [*flags, SCRIPT_NAME], home, owner, inp, out, err, timeout, cgroup=cgroup)
                 stdout, stderr = read_capped(out, max_output), read_capped(err, max_output)
         finally:
             remove_tree(home)
+        oom = cgroup is not None and cgroup.oom_kills() > 0
     from pytest_jeval.core.redact import redact  # keys the program found never reach stderr_tail or a record
     stderr = redact(stderr)
-    status = _classify(returncode, timed_out, stderr)
-    return ExecResult(status, returncode, stdout, stderr, duration, list(plan.tags))
+    status = _classify(returncode, timed_out, stderr, oom)
+    return ExecResult(status, returncode, stdout, stderr, duration, [*plan.tags, *quota_tags(cgroup)])
 
 
 @functools.cache
@@ -133,7 +135,7 @@ def run_harness(
     limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
     plan = current_plan()
     payload = json.dumps({**job, "callee": _trusted_source("_callee.py")}).encode("utf-8", "surrogatepass")
-    with run_identity(plan) as owner:
+    with run_identity(plan) as owner, run_cgroup(memory_mb * MIB, max_processes) as cgroup:
         home = make_run_dir(base_dir(plan), owner)
         try:
             with tempfile.TemporaryFile() as job_file, tempfile.TemporaryFile() as verdict_file, \
@@ -144,19 +146,21 @@ def run_harness(
                 fds = (job_file.fileno(), verdict_file.fileno())
                 args = ["-I", "-S", "-B", "-u", "-c", _trusted_source("_harness.py"), *map(str, fds)]
                 returncode, timed_out, duration = _execute(
-                    plan, limits, args, home, owner, subprocess.DEVNULL, out, err, timeout, pass_fds=fds)
+                    plan, limits, args, home, owner, subprocess.DEVNULL, out, err, timeout, pass_fds=fds,
+                    cgroup=cgroup)
                 stdout, stderr = read_capped(out, max_output), read_capped(err, max_output)
                 verdict = _read_verdict(verdict_file)
         finally:
             remove_tree(home)
+        oom = cgroup is not None and cgroup.oom_kills() > 0
     if verdict is not None:
         status: Status = "ok" if verdict["passed"] else _VERDICT_STATUS.get(str(verdict.get("reason")), "error")
     else:
-        status = _classify(returncode, timed_out, stderr)
+        status = _classify(returncode, timed_out, stderr, oom)
         if status == "ok":
             status = "error"
             stderr += "jeval: the harness exited without a verdict\n"
-    return ExecResult(status, returncode, stdout, stderr, duration, list(plan.tags), verdict)
+    return ExecResult(status, returncode, stdout, stderr, duration, [*plan.tags, *quota_tags(cgroup)], verdict)
 
 
 def _read_verdict(fh: IO[bytes]) -> dict[str, Any] | None:
@@ -199,6 +203,7 @@ def run_many(
 def _execute(
     plan: IsolationPlan, limits: Limits, args: list[str], home: str, owner: tuple[int, int] | None,
     inp: IO[bytes] | int, out: IO[bytes], err: IO[bytes], timeout: float, pass_fds: tuple[int, ...] = (),
+    cgroup: RunCgroup | None = None,
 ) -> tuple[int, bool, float]:
     argv, cwd, inner_home = plan.command(sandbox_python(plan.drops_privileges), args, home)
     env = scrubbed_env(inner_home, "/tmp" if plan.bwrap else None)
@@ -206,16 +211,21 @@ def _execute(
     try:
         proc = subprocess.Popen(
             argv, cwd=cwd, env=env, stdin=inp, stdout=out, stderr=err, close_fds=True, pass_fds=pass_fds,
-            start_new_session=True, preexec_fn=make_preexec(limits), **popen_identity(plan, owner))
+            start_new_session=True, **spawn_options(plan, owner, limits, cgroup=cgroup))
     except (OSError, subprocess.SubprocessError) as exc:
         raise SandboxError(f"could not start the sandboxed interpreter: {exc}") from exc
+    finally:
+        if cgroup is not None:
+            cgroup.close()
     try:
         exited = wait_unreaped(proc, timeout)
     finally:
         # Kill the whole group (grandchildren too) before reaping, while the
-        # group id cannot have been reused yet.
+        # group id cannot have been reused yet; then whatever else is in the run's cgroup.
         kill_group(proc.pid)
         returncode = proc.wait()
+        if cgroup is not None:
+            cgroup.kill_all()
     duration = time.monotonic() - start
     if plan.shell_init and returncode > 128:
         returncode = -(returncode - 128)
@@ -258,14 +268,14 @@ def kill_group(pgid: int) -> None:
         pass
 
 
-def _classify(returncode: int, timed_out: bool, stderr: str) -> Status:
+def _classify(returncode: int, timed_out: bool, stderr: str, oom_killed: bool = False) -> Status:
     if timed_out:
         return "timeout"
     if returncode == 0:
         return "ok"
     if returncode == -getattr(signal, "SIGXCPU", 24):
         return "timeout"  # the CPU-time rlimit
-    if _MEMORY_MARKERS.search(stderr[-4096:]):
+    if oom_killed or _MEMORY_MARKERS.search(stderr[-4096:]):
         return "memory"
     return "killed" if returncode < 0 else "error"
 

@@ -9,10 +9,16 @@ place of the run directory (with bubblewrap it is the only host directory mounte
 ``/sandbox``).
 
 Plans that run the program as another uid (``uid-per-run``, ``uid-drop``) need the
-workspace to be that uid's for the run: it is chowned to the run's uid before the start and
-back to the runner after the end, walking the tree through ``O_NOFOLLOW`` descriptors (links
-are never followed; set-uid and set-gid bits are stripped; a file with more than one hard
-link is left alone, as it may also live outside the workspace).
+workspace to be that uid's. A workspace made by :func:`make_workspace_dir` takes one uid for
+the whole episode at its first run and is given to it once (the file tools give what they
+create to the workspace's owner), so a run costs the same however many files the workspace
+holds. Any other folder is chowned to the run's uid before the start and back to the runner
+after the end. Both walk the tree through ``O_NOFOLLOW`` descriptors (links are never
+followed; set-uid and set-gid bits are stripped; a file with more than one hard link is left
+alone, as it may also live outside the workspace).
+
+As root a workspace is a size-limited file system of its own (:mod:`.quota`): an episode's
+programs cannot fill the host's disk or its inode table, and cannot hard-link host files.
 
 The programs never have network: a plan without a network namespace is refused
 (``SandboxError``), so the promise holds on every machine or the tool does not run.
@@ -20,18 +26,21 @@ The programs never have network: a plan without a network namespace is refused
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from typing import IO
 
-from pytest_jeval.sandbox.files import UnsafeDirectoryError, private_base_dir
+from pytest_jeval.sandbox import bwrap as bwrap_mod
+from pytest_jeval.sandbox.files import UnsafeDirectoryError, private_base_dir, remove_tree
 from pytest_jeval.sandbox.limits import (
+    MIB,
     Limits,
-    make_preexec,
     sandbox_base_dir,
     sandbox_python,
     scrubbed_env,
@@ -40,10 +49,11 @@ from pytest_jeval.sandbox.limits import (
 from pytest_jeval.sandbox.plans import (
     SANDBOX_HOME,
     IsolationPlan,
-    bwrap_command,
     current_plan,
-    popen_identity,
+    quota_tags,
     run_identity,
+    sandbox_layout,
+    spawn_options,
 )
 from pytest_jeval.sandbox.process import (
     ExecResult,
@@ -54,10 +64,31 @@ from pytest_jeval.sandbox.process import (
     read_capped,
     wait_unreaped,
 )
+from pytest_jeval.sandbox.quota import RunCgroup, mount_quota_fs, run_cgroup, unmount_quota_fs
+from pytest_jeval.sandbox.uids import run_uid
 
-__all__ = ["make_workspace_dir", "run_in_workspace", "workspace_base_dir"]
+__all__ = ["WORKSPACE_DISK_BYTES", "WORKSPACE_FILES", "make_workspace_dir", "remove_workspace_dir",
+           "run_in_workspace", "workspace_base_dir", "workspace_quota"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+WORKSPACE_DISK_BYTES = int(os.environ.get("JEVAL_WORKSPACE_MB", "256")) * MIB
+"""Size of an episode's workspace file system (root only; ``JEVAL_WORKSPACE_MB``)."""
+WORKSPACE_FILES = int(os.environ.get("JEVAL_WORKSPACE_FILES", "65536"))
+"""Files and folders an episode's workspace may hold (root only; ``JEVAL_WORKSPACE_FILES``)."""
+
+
+class _Workspace:
+    """A workspace this module made: its quota and, once a run needed one, the uid it belongs to."""
+
+    def __init__(self, mounted: bool) -> None:
+        self.mounted = mounted
+        self.owner: tuple[int, int] | None = None
+        self.stack = contextlib.ExitStack()
+        self.lock = threading.Lock()
+
+
+_workspaces: dict[str, _Workspace] = {}
+_registry_lock = threading.Lock()
 
 
 def workspace_base_dir(parent: str | None = None) -> str:
@@ -71,9 +102,67 @@ def workspace_base_dir(parent: str | None = None) -> str:
     return private_base_dir(parent, "jeval-workspace")
 
 
-def make_workspace_dir(parent: str | None = None) -> str:
-    """A fresh, empty, private (0700) workspace directory with a unique name."""
-    return tempfile.mkdtemp(prefix="ws-", dir=workspace_base_dir(parent))
+def make_workspace_dir(parent: str | None = None, *, disk_bytes: int | None = None,
+                       files: int | None = None) -> str:
+    """A fresh, empty, private (0700) workspace directory with a unique name.
+
+    As root it is a file system of its own, ``disk_bytes`` large (default
+    :data:`WORKSPACE_DISK_BYTES`) holding at most ``files`` entries (default
+    :data:`WORKSPACE_FILES`), removed with :func:`remove_workspace_dir` (or, after a kill, by
+    the next run: see :mod:`pytest_jeval.sandbox.quota`).
+    """
+    path = tempfile.mkdtemp(prefix="ws-", dir=workspace_base_dir(parent))
+    try:
+        mounted = mount_quota_fs(path, size_bytes=disk_bytes or WORKSPACE_DISK_BYTES,
+                                 files=files or WORKSPACE_FILES)
+    except OSError:
+        os.rmdir(path)
+        raise
+    with _registry_lock:
+        _workspaces[os.path.abspath(path)] = _Workspace(mounted)
+    return path
+
+
+def workspace_quota(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a workspace with its own size-limited file system."""
+    ws = _workspaces.get(os.path.abspath(os.fspath(path)))
+    return ws is not None and ws.mounted
+
+
+def remove_workspace_dir(path: str | os.PathLike[str]) -> None:
+    """Delete a workspace (unmounting its file system, releasing its uid); missing: fine."""
+    key = os.path.abspath(os.fspath(path))
+    with _registry_lock:
+        ws = _workspaces.pop(key, None)
+    if ws is not None:
+        ws.stack.close()
+        if ws.mounted:
+            unmount_quota_fs(key)
+    remove_tree(key)
+
+
+def workspace_owner(path: str, plan: IsolationPlan) -> tuple[tuple[int, int] | None, bool]:
+    """``(owner, fixed)``: the uid a registered workspace's runs use for the whole episode (taken and
+    given the tree once, at its first run), or ``(None, False)`` for a folder this module did not make."""
+    ws = _workspaces.get(path)
+    if ws is None:
+        return None, False
+    with ws.lock:
+        if ws.owner is None and plan.drops_privileges:
+            if plan.uid_per_run:
+                uid = ws.stack.enter_context(run_uid(_plan_base(plan)))
+                ws.owner = (uid, uid)
+            else:
+                ws.owner = plan.run_as
+            if ws.owner is not None:
+                chown_tree(path, *ws.owner)
+        return ws.owner, True
+
+
+def _plan_base(plan: IsolationPlan) -> str:
+    from pytest_jeval.sandbox.plans import base_dir
+
+    return base_dir(plan)
 
 
 def run_in_workspace(
@@ -92,13 +181,18 @@ def run_in_workspace(
 
     ``executable`` is an absolute path of a program the sandbox contains (``/bin/bash``);
     None runs the sandbox's Python interpreter. ``args`` follow it. The program has no
-    network, the limits of :func:`run_python` and ``timeout`` seconds of wall-clock time,
-    after which its whole process group is killed (``status == "timeout"``). ``stdout`` and
+    network, the limits of :func:`run_python` (``memory_mb`` and ``max_processes`` also bound
+    all its processes together where cgroups are usable) and ``timeout`` seconds of wall-clock
+    time, after which its whole process group is killed (``status == "timeout"``). ``stdout`` and
     ``stderr`` keep at most ``max_output`` bytes each and have keys redacted. With plans
     that translate "killed by a signal" from an exit status above 128, that translation is
     applied to the Python interpreter only (a shell's own 128+N statuses are reported as
     they are). Raises ``SandboxError`` when the program cannot be started at all (no
     network isolation on this machine, a workspace the run's uid cannot reach).
+
+    A workspace made by :func:`make_workspace_dir` belongs to one uid for the whole episode, so
+    a run costs the same however many files it holds; any other folder is given to the run's uid
+    before it and back to the runner after it (a walk over its tree).
     """
     limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
     plan = current_plan()
@@ -114,11 +208,17 @@ def run_in_workspace(
     if not stat.S_ISDIR(info.st_mode):
         raise SandboxError(f"workspace {path} is not a directory")
     runner = (os.geteuid(), os.getegid())
-    with run_identity(plan) as owner:
+    try:
+        fixed_owner, fixed = workspace_owner(path, plan)
+    except (OSError, UnsafeDirectoryError, RuntimeError) as exc:
+        raise SandboxError(f"could not prepare workspace {path} for the sandbox: {exc}") from exc
+    with contextlib.ExitStack() as stack:
+        owner = fixed_owner if fixed else stack.enter_context(run_identity(plan))
+        cgroup = stack.enter_context(run_cgroup(memory_mb * MIB, max_processes))
         if owner is not None and not world_accessible(path):
             raise SandboxError(f"workspace {path} lies below a directory uid {owner[0]} cannot enter")
         try:
-            if owner is not None:
+            if owner is not None and not fixed:
                 chown_tree(path, *owner)
             try:
                 with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
@@ -126,18 +226,19 @@ def run_in_workspace(
                     argv, inner_home = _command(plan, python, executable, list(args), path)
                     returncode, timed_out, duration = _execute(
                         plan, limits, argv, path, inner_home, owner, inp, out, err, timeout,
-                        translate=executable is None)
+                        translate=executable is None, cgroup=cgroup)
                     stdout, stderr = read_capped(out, max_output), read_capped(err, max_output)
             finally:
-                if owner is not None:
+                if owner is not None and not fixed:
                     chown_tree(path, *runner)
         except (OSError, UnsafeDirectoryError) as exc:
             raise SandboxError(f"could not prepare workspace {path} for the sandbox: {exc}") from exc
+        oom = cgroup is not None and cgroup.oom_kills() > 0
+        tags = [*plan.tags, *quota_tags(cgroup), *(("disk-quota",) if workspace_quota(path) else ())]
     from pytest_jeval.core.redact import redact  # keys the program found never reach the model or a record
 
     stdout, stderr = redact(stdout), redact(stderr)
-    return ExecResult(_classify(returncode, timed_out, stderr), returncode, stdout, stderr, duration,
-                      list(plan.tags))
+    return ExecResult(_classify(returncode, timed_out, stderr, oom), returncode, stdout, stderr, duration, tags)
 
 
 def _command(
@@ -147,26 +248,33 @@ def _command(
     if plan.bwrap is None:
         return [*plan.prefix, executable or python, *args], workspace
     real = os.path.realpath(python)  # bound read-only, so that `python3` works from a shell too
-    return [*bwrap_command(plan.bwrap, real, workspace), executable or real, *args], SANDBOX_HOME
+    return bwrap_mod.command(plan.bwrap, sandbox_layout(real, workspace), [executable or real, *args]).argv, \
+        SANDBOX_HOME
 
 
 def _execute(
     plan: IsolationPlan, limits: Limits, argv: list[str], cwd: str, home: str, owner: tuple[int, int] | None,
     inp: IO[bytes] | int, out: IO[bytes], err: IO[bytes], timeout: float, *, translate: bool,
+    cgroup: RunCgroup | None = None,
 ) -> tuple[int, bool, float]:
     env = scrubbed_env(home, "/tmp" if plan.bwrap else None)
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
             argv, cwd=cwd, env=env, stdin=inp, stdout=out, stderr=err, close_fds=True,
-            start_new_session=True, preexec_fn=make_preexec(limits), **popen_identity(plan, owner))
+            start_new_session=True, **spawn_options(plan, owner, limits, cgroup=cgroup))
     except (OSError, subprocess.SubprocessError) as exc:
         raise SandboxError(f"could not start the sandboxed program: {exc}") from exc
+    finally:
+        if cgroup is not None:
+            cgroup.close()
     try:
         exited = wait_unreaped(proc, timeout)
     finally:
         kill_group(proc.pid)  # the whole group, before reaping (the group id cannot be reused yet)
         returncode = int(proc.wait())
+        if cgroup is not None:
+            cgroup.kill_all()
     duration = time.monotonic() - start
     if translate and plan.shell_init and returncode > 128:
         returncode = -(returncode - 128)
@@ -184,6 +292,19 @@ def chown_tree(path: str, uid: int, gid: int) -> None:
         _chown_dir(fd, uid, gid)
     finally:
         os.close(fd)
+
+
+def chown_path(path: str, uid: int, gid: int) -> None:
+    """:func:`chown_tree` for a folder; for anything else the entry itself (never what a link points to)."""
+    if stat.S_ISDIR(os.lstat(path).st_mode):
+        chown_tree(path, uid, gid)
+        return
+    parent, name = os.path.split(os.path.abspath(path))
+    dir_fd = os.open(parent, _DIR_FLAGS)
+    try:
+        _chown_file(dir_fd, name, uid, gid)
+    finally:
+        os.close(dir_fd)
 
 
 def _chown_dir(fd: int, uid: int, gid: int) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -125,6 +126,16 @@ class _Endpoint(_Strict):
         if value is not None and value not in ENGINES:
             raise ValueError(f"unknown engine {value!r}; {ENGINES.known_text()}")
         return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        return _url_without_credentials(value)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str | None) -> str | None:
+        return _env_name(value)
 
     @model_validator(mode="after")
     def _one_key_source(self) -> _Endpoint:
@@ -450,6 +461,11 @@ class BackendExternal(_Strict):
     base_url: str | None = None
     api_key: SecretStr | None = None
 
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        return _url_without_credentials(value)
+
 
 class Backend(_Strict):
     """``[backend]`` table; only ``external`` is defined."""
@@ -502,6 +518,42 @@ def _duplicate(table: str, j: int, first: ModelEntry | BenchmarkEntry, i: int, s
             f'give each a distinct label = "..."')
 
 
+def _url_without_credentials(value: str | None) -> str | None:
+    from pytest_jeval.core.redact import URL_CREDENTIALS_REFUSED, url_has_credentials
+
+    if value is not None and url_has_credentials(value):
+        raise ValueError(URL_CREDENTIALS_REFUSED)
+    return value
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _env_name(value: str | None) -> str | None:
+    """``api_key_env`` must name a variable; a value that is not a name (a key pasted there) is refused unshown."""
+    from pytest_jeval.core.redact import contains_secret
+
+    if value is None:
+        return None
+    if contains_secret(value):
+        raise ValueError("must be the NAME of an environment variable, and the value given looks like a key itself "
+                         "(it is not shown); put the key in a variable and give the variable's name")
+    if not _ENV_NAME.fullmatch(value):
+        raise ValueError("must be the name of an environment variable (letters, digits and _, not starting with a "
+                         "digit); the value given is not one (it is not shown)")
+    return value
+
+
+def _shown_input(value: Any) -> str:
+    """An input as an error message may quote it: never a key, never a URL's credentials."""
+    from pytest_jeval.core.redact import contains_secret, url_has_credentials
+
+    text = repr(value)
+    if isinstance(value, str) and (contains_secret(value) or url_has_credentials(value)):
+        return "a value that looks like a key (not shown)"
+    return text
+
+
 def _loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
@@ -524,7 +576,7 @@ def _format_validation_error(path: Path, err: ValidationError) -> str:
         else:
             msg = e["msg"]
             if "input" in e and kind not in ("value_error",) and not isinstance(e["input"], (dict, list)):
-                msg += f" (got {e['input']!r})"
+                msg += f" (got {_shown_input(e['input'])})"
         lines.append(f"  {loc}: {msg}")
     return "\n".join(lines)
 

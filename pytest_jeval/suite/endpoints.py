@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from pydantic import SecretStr
 
 from pytest_jeval.calls.engines import get_engine
-from pytest_jeval.suite.config import BackendExternal, Judge, ModelEntry, UserModel
+from pytest_jeval.core.redact import URL_CREDENTIALS_REFUSED, url_has_credentials
+from pytest_jeval.suite.config import BackendExternal, Judge, ModelEntry, SuiteError, UserModel
 
 BASE_URL_ENV = ("JEVAL_BASE_URL", "JARVIS_BACKEND_BASE_URL")
 """Environment variables giving every endpoint's base URL, first set wins (``JARVIS_BACKEND_*``: the reference's)."""
@@ -38,8 +39,11 @@ def resolve_endpoint(src: ModelEntry | Judge | UserModel, ext: BackendExternal, 
     An empty variable counts as unset. ``[judge]`` and ``[user]`` resolve the same way.
     """
     env = os.environ if environ is None else environ
+    named = next((n for n in BASE_URL_ENV if env.get(n)), None) if not src.base_url else None
     base_url = (src.base_url or _first_env(env, BASE_URL_ENV) or ext.base_url
                 or _engine_default(engine, env))
+    if named is not None and base_url is not None and url_has_credentials(base_url):
+        raise SuiteError(f"${named}: {URL_CREDENTIALS_REFUSED}")
     key = _key(src.api_key, src.api_key_env, env) or _secret(_first_env(env, API_KEY_ENV)) or ext.api_key
     if key is None and base_url is None:
         key = _secret(env.get("OPENAI_API_KEY"))

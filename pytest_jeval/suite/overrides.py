@@ -8,6 +8,11 @@ under ``models`` and ``benchmarks`` its second part selects an entry by its ``la
 has one), else its ``name``, or by index (``benchmarks.0.max_samples``, ``benchmarks[0].max_samples``).
 ``VALUE`` is a TOML value (``7``, ``0.3``, ``true``, ``"text"``, ``["a", "b"]``); anything that
 is not valid TOML is taken as a bare string (``judge.model=gpt-5-mini``).
+
+Argv is readable by every process on the machine, so a key never goes there: a key part named
+``api_key`` (or a look-alike of it: any key part that is not plain ASCII is refused), a value
+holding one, a value that looks like a key, and a URL with credentials are refused. No message
+about an override ever repeats its value: an override is shown as ``--jeval-set KEY=…``.
 """
 
 from __future__ import annotations
@@ -44,7 +49,16 @@ class Override:
     value: Any
 
     def __str__(self) -> str:
-        return f"{OPTION} {self.text}"
+        return f"{OPTION} {shown_key(self.text)}=…"
+
+
+def shown_key(text: str) -> str:
+    """The ``KEY`` of a ``KEY=VALUE`` as a message may show it (never the value; a bare text that looks like a key
+    is hidden too)."""
+    from pytest_jeval.core.redact import contains_secret
+
+    key = text.split("=", 1)[0].strip() if "=" in text else text
+    return "(a key-looking text, not shown)" if contains_secret(key) else repr(key) if not key.isprintable() else key
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -64,8 +78,8 @@ def _split(text: str) -> tuple[str, str]:
         elif ch == "=":
             return text[:i].strip(), text[i + 1:]
     if quote:
-        raise OverrideError(f"{OPTION} {text!r}: the key has an unclosed {quote} (expected KEY=VALUE)")
-    raise OverrideError(f"{OPTION} {text!r}: expected KEY=VALUE (e.g. {OPTION} run.seed=7)")
+        raise OverrideError(f"{OPTION} {shown_key(text)}: the key has an unclosed {quote} (expected KEY=VALUE)")
+    raise OverrideError(f"{OPTION} {shown_key(text)}: expected KEY=VALUE (e.g. {OPTION} run.seed=7)")
 
 
 _INDEX = re.compile(r"^(models|benchmarks)\[(\d+)\]")
@@ -74,12 +88,12 @@ _INDEX = re.compile(r"^(models|benchmarks)\[(\d+)\]")
 def _key_parts(key: str, text: str) -> tuple[str, ...]:
     """The parts of a TOML dotted key, parsed by the TOML parser itself (quoted parts allowed)."""
     if not key:
-        raise OverrideError(f"{OPTION} {text!r}: the key is empty (expected KEY=VALUE, e.g. {OPTION} run.seed=7)")
+        raise OverrideError(f"{OPTION} =…: the key is empty (expected KEY=VALUE, e.g. {OPTION} run.seed=7)")
     key = _INDEX.sub(r"\1.\2", key)
     try:
         table: Any = tomllib.loads(f"{key} = 0")
     except tomllib.TOMLDecodeError:
-        raise OverrideError(f"{OPTION} {text!r}: {key!r} is not a dotted key (quote parts with dots or spaces: "
+        raise OverrideError(f"{OPTION} {shown_key(text)}=…: not a dotted key (quote parts with dots or spaces: "
                             'models."gpt-4.1".temperature=0)') from None
     parts: list[str] = []
     while isinstance(table, dict):
@@ -98,22 +112,33 @@ def _value(raw: str) -> Any:
 
 
 def _holds_secret(value: Any) -> bool:
+    """True when a value (or a part of it) is a key: under a key named ``api_key``, or a string that looks like one
+    (a known key pattern, or a URL with credentials)."""
+    from pytest_jeval.core.redact import contains_secret, url_has_credentials
+
     if isinstance(value, dict):
-        return any(k in SECRET_KEYS or _holds_secret(v) for k, v in value.items())
+        return any(k in SECRET_KEYS or not str(k).isascii() or _holds_secret(v) for k, v in value.items())
     if isinstance(value, list):
         return any(_holds_secret(v) for v in value)
+    if isinstance(value, str):
+        return contains_secret(value) or ("://" in value and url_has_credentials(value))
     return False
 
 
 def parse_override(text: str) -> Override:
-    """Parse one ``KEY=VALUE``; raise :class:`OverrideError` for malformed syntax or a key on argv."""
+    """Parse one ``KEY=VALUE``; raise :class:`OverrideError` (which never repeats the value) for malformed
+    syntax, a key part that is not plain ASCII (a look-alike of ``api_key``), or a key on argv."""
     key_text, raw = _split(text)
+    if not key_text.isascii():
+        raise OverrideError(f"{OPTION} {shown_key(text)}=…: refused, a key with a letter that is not plain ASCII "
+                            "(a look-alike of a key name such as api_key?); the value is not shown")
     key = _key_parts(key_text, text)
     if any(part in SECRET_KEYS for part in key) or _holds_secret(_value(raw)):
         example = f" ({OPTION} {'.'.join(key[:-1])}.api_key_env=MY_KEY_VAR)" if key[-1] in SECRET_KEYS else ""
         raise OverrideError(
-            f"{OPTION} {key_text}: refused, an API key on the command line is readable by every process "
-            f"and kept in shell history; put it in an environment variable and name that with api_key_env{example}")
+            f"{OPTION} {key_text}=…: refused, an API key (or a URL with credentials) on the command line is readable "
+            "by every process and kept in shell history; the value is not shown. Put the key in an environment "
+            f"variable and name that with api_key_env{example}")
     return Override(text=text, key=key, value=_value(raw))
 
 

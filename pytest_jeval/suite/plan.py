@@ -177,8 +177,14 @@ class EvalPlan:
         for table, cfg in (("judge", suite.judge), ("user", suite.user)):
             if cfg is not None and cfg.api_key_env and cfg.api_key_env not in os.environ:
                 env = cfg.api_key_env
-                raise SuiteError(
-                    f"invalid suite {path}:\n  {table}.api_key_env: environment variable {env!r} is not set")
+                raise SuiteError(f"invalid suite {path}:\n  {table}.api_key_env: environment variable "
+                                 f"{shown_env_name(env)} is not set")
+        for src in (*suite.models, suite.judge, suite.user):  # a URL from the environment, checked now
+            if src is not None and (src.engine or "openai") != "local":
+                try:
+                    resolve_endpoint(src, suite.backend.external, src.engine or "openai")
+                except SuiteError as exc:
+                    raise SuiteError(f"invalid suite {path}:\n  {exc}") from None
         return cls(
             suite=suite,
             path=path,
@@ -421,7 +427,8 @@ def _relative(suite_path: Path, value: str) -> Path:
 def _check_model(path: Path, i: int, m: ModelEntry) -> None:
     if m.api_key_env and m.api_key_env not in os.environ:
         raise SuiteError(
-            f"invalid suite {path}:\n  models[{i}].api_key_env: environment variable {m.api_key_env!r} is not set"
+            f"invalid suite {path}:\n  models[{i}].api_key_env: environment variable {shown_env_name(m.api_key_env)} "
+            "is not set"
         )
     if m.model_path and m.engine != "local":
         raise SuiteError(f'invalid suite {path}:\n  models[{i}].model_path: only valid with engine = "local"')
@@ -642,3 +649,13 @@ def _check_agent(where: str, entry: BenchmarkEntry, bench: Benchmark) -> None:
         able = [n for n, agent in AGENTS.items() if agent.refuses(spec) is None]
         raise SuiteError(f"{where}.agent: {entry.name!r} cannot run with the {name!r} agent: {reason}; the agents "
                          f"it runs with are: {', '.join(able)}")
+
+
+def shown_env_name(name: str) -> str:
+    """An ``api_key_env`` name as a message may quote it: a conventional variable name (capitals, digits, ``_``)
+    is shown; anything else may be a key pasted there, and is not."""
+    import re
+
+    if re.fullmatch(r"[A-Z_][A-Z0-9_]{0,63}", name):
+        return repr(name)
+    return "(the name given is not spelled like a variable name and may be a key: not shown)"

@@ -1,6 +1,7 @@
 """A small agent CLI for testing the external backends: it talks to ``OPENAI_BASE_URL`` with tool calls.
 
-``python -m pytest_jeval.testing.fake_agent --prompt-file F [--mode MODE] [--stream]``
+``python <this file> --prompt-file F [--mode MODE] [--stream]`` (run it as a script: an external agent's sandbox
+shows this one file, not the package)
 
 It reads the prompt from ``F``, offers one tool, ``calculator`` (arithmetic on numbers),
 runs every call the model makes, sends the results back and loops until the model

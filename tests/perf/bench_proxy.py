@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import threading
@@ -83,25 +84,34 @@ def per_turn(turns: int) -> None:
 
 
 def per_episode(starts: int) -> None:
-    """Process start with and without the PID namespace."""
-    from pytest_jeval.agents.external.episode import pid_namespace_wrapper
+    """Process start directly and in the agent's sandbox (bubblewrap, relay, uid and cgroup of its own)."""
+    import tempfile
 
-    def run(prefix: tuple[str, ...]) -> float:
+    from pytest_jeval.sandbox.confined import confine, confinement_problem
+    from pytest_jeval.sandbox.files import private_base_dir
+
+    def run(contained: bool) -> float:
         times = []
         for _ in range(starts):
+            folder = tempfile.mkdtemp(dir=private_base_dir("/tmp"))
+            os.chmod(folder, 0o711)
             started = time.perf_counter()
-            subprocess.run([*prefix, "/bin/true"], check=True, start_new_session=True)
+            if contained:
+                with confine(["/bin/true"], workspace=folder, home=folder, socket_path=os.devnull) as box:
+                    subprocess.run(box.argv, check=True, start_new_session=True, **box.popen)
+            else:
+                subprocess.run(["/bin/true"], check=True, start_new_session=True)
             times.append(time.perf_counter() - started)
+            os.rmdir(folder)
         return statistics.median(times)
 
-    plain = run(())
     print(f"per episode ({starts} starts of /bin/true):")
-    print(f"  direct:        median {plain * 1e3:.2f} ms")
-    wrapper = pid_namespace_wrapper()
-    if wrapper:
-        print(f"  PID namespace: median {run(wrapper) * 1e3:.2f} ms (bubblewrap)")
+    print(f"  direct:      median {run(False) * 1e3:.2f} ms")
+    problem = confinement_problem()
+    if problem is None:
+        print(f"  its sandbox: median {run(True) * 1e3:.2f} ms (bubblewrap, relay, uid and cgroup of its own)")
     else:
-        print("  PID namespace: bubblewrap does not work here")
+        print(f"  its sandbox: {problem}")
 
 
 def main() -> None:

@@ -35,6 +35,9 @@ class AgentInvocation:
     """Relative path (under the episode home) -> content, written before the agent starts."""
     answer_from: Callable[[str, str, int], str] = default_answer
     """``(stdout, stderr, exit status) -> final answer`` (default: stdout stripped)."""
+    readable: tuple[str, ...] = ()
+    """Host paths the agent needs to read besides what its command line names (see
+    :func:`pytest_jeval.sandbox.confined.readable_paths`); shown read-only in its sandbox."""
 
 
 class ExternalAgent(Protocol):

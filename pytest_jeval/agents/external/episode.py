@@ -2,12 +2,13 @@
 
 The agent's environment is built from scratch (``PATH``, ``HOME``, ``LANG``,
 ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` = the episode's dummy key, ``JEVAL_MODEL``, plus
-the adapter's own variables); the prompt is in a file. The agent runs in its own
-session and process group and, where bubblewrap works, in its own PID namespace (with a
-fresh ``/proc``), so it can see no process of the harness and every process it starts
-dies with it. At the episode time limit the whole group is killed (``time_limit``); at
-the end of every episode any process still carrying the episode's dummy key in its
-environment is killed too and counted (``survivors``).
+the adapter's own variables); the prompt is in a file. The agent runs in its sandbox
+(:mod:`pytest_jeval.sandbox.confined`: its own user, PID, network and mount namespaces with
+no capability, a file system built for it, a network that reaches only its proxy, a uid and
+a cgroup of its own), so it can see no process, file or network of the harness, and every
+process it starts dies with it. At the episode time limit the whole sandbox is killed
+(``time_limit``); at the end of every episode any process still carrying the episode's dummy
+key in its environment is killed too and counted (``survivors``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import os
-import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,81 +44,32 @@ STDERR_TAIL = 2_000
 
 # -- containment -------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=1)
-def pid_namespace_wrapper() -> tuple[str, ...]:
-    """The bubblewrap prefix that puts the agent in a PID namespace of its own, or () where it does not work.
-
-    The file system is the host's, read-only (the agent needs its own installation), with a
-    fresh ``/proc`` (no process of the harness can be seen), a minimal ``/dev`` and a private
-    ``/tmp``; :func:`confined_argv` makes the episode's workspace and home writable and shows
-    the agent's installation again where it lies under the host's ``/tmp``.
-    """
-    if os.environ.get(NO_PIDNS_ENV) == "1":
-        return ()
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return ()
-    prefix = (bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-              "--unshare-pid", "--die-with-parent", "--")
-    try:
-        done = subprocess.run([*prefix, "/bin/sh", "-c", "exit 0"], capture_output=True, timeout=20, env={})
-    except (OSError, subprocess.TimeoutExpired):
-        return ()
-    return prefix if done.returncode == 0 else ()
-
-
-def host_tmp_roots(paths: list[str], writable: list[Path]) -> list[str]:
-    """The top folders under the host's ``/tmp`` that ``paths`` lie in (an installation in a
-    ``mktemp -d`` checkout, say), except those holding a ``writable`` folder (the workspaces)."""
-    keep = [os.path.realpath(w) for w in writable]
-    roots: list[str] = []
-    for path in paths:
-        real = os.path.realpath(path)
-        parts = real.split(os.sep)
-        if len(parts) < 3 or parts[1] != "tmp" or not parts[2]:
-            continue
-        root = os.sep.join(parts[:3])
-        if root not in roots and not any(w == root or w.startswith(root + os.sep) for w in keep):
-            roots.append(root)
-    return roots
-
-
-def confined_argv(argv: list[str], writable: list[Path], search_path: str = "") -> list[str]:
-    """``argv`` inside :func:`pid_namespace_wrapper`, with only ``writable`` writable; ``argv`` as it
-    is where there is no wrapper (``JEVAL_EXTERNAL_NO_PIDNS=1``).
-
-    The agent's ``/tmp`` is a private one. What it runs from the host's ``/tmp`` (the absolute
-    paths of ``argv``, the ``search_path`` entries, this interpreter and this package) is shown
-    again, read-only.
-    """
-    wrapper = pid_namespace_wrapper()
-    if not wrapper:
-        return list(argv)
-    import pytest_jeval
-
-    candidates = [a for a in argv if a.startswith(os.sep)] + [p for p in search_path.split(os.pathsep) if p]
-    candidates += [sys.executable, sys.prefix, sys.base_prefix, os.path.dirname(pytest_jeval.__file__)]
-    shown = [arg for root in host_tmp_roots(candidates, writable) for arg in ("--ro-bind", root, root)]
-    binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
-    return [*wrapper[:-1], *shown, *binds, "--", *argv]
-
-
 NO_PIDNS_ENV = "JEVAL_EXTERNAL_NO_PIDNS"
-"""Set to ``1`` to run external agents without a PID namespace (process group and session only)."""
+"""Set to ``1`` to run external agents without their sandbox (process group and session only)."""
+
+
+def contained() -> bool:
+    """True when external agents run in their sandbox (:mod:`pytest_jeval.sandbox.confined`)."""
+    return os.environ.get(NO_PIDNS_ENV) != "1"
 
 
 def containment_problem() -> str | None:
     """Why external agents cannot be contained here (no working bubblewrap), or None."""
-    if os.environ.get(NO_PIDNS_ENV) == "1" or pid_namespace_wrapper():
+    if not contained():
         return None
-    return ("bubblewrap cannot make a PID namespace here, and without one the agent could read the harness's "
-            "keys through /proc; install it (apt-get install -y bubblewrap), or set "
-            f"{NO_PIDNS_ENV}=1 to accept process-group containment only")
+    from pytest_jeval.sandbox.confined import confinement_problem
+
+    problem = confinement_problem()
+    if problem is None:
+        return None
+    return (f"{problem}; without its sandbox the agent could read the harness's keys, files and network. Install "
+            f"bubblewrap (apt-get install -y bubblewrap), or set {NO_PIDNS_ENV}=1 to accept process-group "
+            "containment only")
 
 
 def containment() -> str:
-    """``pidns`` (bubblewrap PID namespace) or ``group`` (process group and session only)."""
-    return "pidns" if pid_namespace_wrapper() else "group"
+    """``bwrap`` (the agent's sandbox) or ``group`` (process group and session only)."""
+    return "bwrap" if contained() else "group"
 
 
 def processes_with(marker: str) -> list[int]:
@@ -274,10 +222,10 @@ def conversation_tool_calls(messages: Messages) -> list[ToolCallRecord]:
 
 
 def _parse(raw: str) -> dict[str, Any] | None:
-    import json
+    from pytest_jeval.core import jsonsafe
 
     try:
-        value = json.loads(raw) if raw.strip() else {}
+        value = jsonsafe.loads(raw) if raw.strip() else {}
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -311,12 +259,20 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
         reply = await asyncio.wrap_future(scheduler.submit(endpoint, request))
         return dataclasses.replace(reply, sent=tuple(request.sent().items()))
 
-    proxy = RecordingProxy(model=model_id, limits=limits, forward=forward, build=build)
+    proxy = RecordingProxy(model=model_id, limits=limits, forward=forward, build=build,
+                           max_tokens=setup.settings.max_tokens)
     workspace = await asyncio.to_thread(make_workspace, list(attachments))
     home = await asyncio.to_thread(make_workspace)
+    sockets = await asyncio.to_thread(_socket_dir) if contained() else None
     started = time.monotonic()
     try:
-        base_url = await proxy.start()
+        if sockets is not None:
+            from pytest_jeval.sandbox.confined import RELAY_PORT
+
+            await proxy.start(unix_path=os.path.join(sockets, "proxy.sock"))
+            base_url = f"http://127.0.0.1:{RELAY_PORT}/v1"
+        else:
+            base_url = await proxy.start()
         prompt_file = Path(home) / "prompt.md"
         prompt_file.write_text(prompt_text(messages), encoding="utf-8")
         (Path(home) / "tmp").mkdir(mode=0o700, exist_ok=True)  # the agent's TMPDIR
@@ -330,7 +286,8 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
             target.write_text(content, encoding="utf-8")
         env = agent_environment(home=Path(home), base_url=base_url, key=proxy.key, model=model_id,
                                 extra=invocation.env)
-        process = await _run(invocation, env, Path(workspace), limits, proxy.key)
+        socket_path = os.path.join(sockets, "proxy.sock") if sockets is not None else None
+        process = await _run(invocation, env, Path(workspace), limits, proxy.key, socket_path)
     except (OSError, ValueError) as exc:
         proxy.stop_episode("error", f"the agent could not start: {type(exc).__name__}: {exc}")
         process = None
@@ -338,7 +295,26 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
         await proxy.stop()
         await asyncio.to_thread(remove_workspace, workspace)
         await asyncio.to_thread(remove_workspace, home)
+        if sockets is not None:
+            await asyncio.to_thread(_remove_socket_dir, sockets)
     return _finish(proxy, agent, process, messages, time.monotonic() - started)
+
+
+def _socket_dir() -> str:
+    """A fresh folder for the proxy's Unix socket, in the runner's private base (0711: enterable, not listable)."""
+    import tempfile
+
+    from pytest_jeval.sandbox.files import private_base_dir
+
+    folder = tempfile.mkdtemp(prefix="proxy-", dir=private_base_dir("/tmp" if os.path.isdir("/tmp") else None))
+    os.chmod(folder, 0o711)
+    return folder
+
+
+def _remove_socket_dir(folder: str) -> None:
+    from pytest_jeval.sandbox.files import remove_tree
+
+    remove_tree(folder)
 
 
 @dataclasses.dataclass
@@ -351,6 +327,7 @@ class _Process:
     seconds: float
     survivors: int
     containment: str
+    isolation: list[str]
 
 
 async def _reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
@@ -363,15 +340,32 @@ async def _reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]
 
 
 async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path, limits: Limits,
-               marker: str) -> _Process:
+               marker: str, socket_path: str | None = None) -> _Process:
     """Run the agent to its end or its time limit; kill whatever of it is left.
 
+    With ``socket_path`` (the proxy's Unix socket) the agent runs in its sandbox
+    (:func:`pytest_jeval.sandbox.confined.confine`); without it, in a process group only.
     The output pipes are the runner's own (not asyncio's), so waiting for the agent's exit
     never waits for a daemon that holds them open.
     """
-    home = env.get("HOME")
-    writable = [workspace, *([Path(home)] if home else [])]
-    argv = confined_argv(list(invocation.argv), writable, env.get("PATH", ""))
+    home = env.get("HOME") or str(workspace)
+    with contextlib.ExitStack() as stack:
+        if socket_path is not None:
+            from pytest_jeval.sandbox.confined import confine, readable_paths
+
+            readable = readable_paths(invocation.argv, search_path=env.get("PATH", ""),
+                                      writable=[str(workspace), home], extra=invocation.readable)
+            box = stack.enter_context(confine(list(invocation.argv), workspace=str(workspace), home=home,
+                                              socket_path=socket_path, readable=readable))
+            argv, popen, cgroup, tags = box.argv, box.popen, box.cgroup, box.tags
+        else:
+            argv, popen, cgroup, tags = list(invocation.argv), {}, None, ["session", "process-group"]
+        return await _supervise(invocation, argv, popen, cgroup, tags, env, workspace, limits, marker)
+
+
+async def _supervise(invocation: AgentInvocation, argv: list[str], popen: dict[str, Any], cgroup: Any,
+                     tags: list[str], env: dict[str, str], workspace: Path, limits: Limits,
+                     marker: str) -> _Process:
     out, err = Capture(), Capture()
     started = time.monotonic()
     out_r, out_w = os.pipe()
@@ -381,10 +375,12 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=str(workspace), env=env, stdin=asyncio.subprocess.DEVNULL, stdout=out_w, stderr=err_w,
-                start_new_session=True)
+                start_new_session=True, **popen)
         finally:
             os.close(out_w)
             os.close(err_w)
+            if cgroup is not None:
+                cgroup.close()
         out_reader, out_t = await _reader(out_r)
         out_r = -1
         transports.append(out_t)
@@ -399,6 +395,8 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
             timed_out = True
         except BaseException:  # cancelled (the run is closing): nothing of the agent may stay behind
             kill_group(proc.pid)
+            if cgroup is not None:
+                cgroup.kill_all()
             for pid in processes_with(f"OPENAI_API_KEY={marker}"):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
@@ -407,6 +405,8 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
             kill_group(proc.pid)  # the agent's group, and whatever of it is left after a clean exit
         if proc.returncode is None:
             await proc.wait()
+        if cgroup is not None:
+            await asyncio.to_thread(cgroup.kill_all)
         survivors = await kill_marked(f"OPENAI_API_KEY={marker}")
         try:
             await asyncio.wait_for(asyncio.shield(drains), 5.0)
@@ -422,7 +422,7 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
             transport.close()
     return _Process(invocation=invocation, status=proc.returncode, stdout=out, stderr=err, timed_out=timed_out,
                     seconds=time.monotonic() - started, survivors=survivors,
-                    containment=containment())
+                    containment="bwrap" if popen else "group", isolation=tags)
 
 
 def _finish(proxy: Any, agent: ExternalAgent, process: _Process | None, messages: Messages,
@@ -432,13 +432,14 @@ def _finish(proxy: Any, agent: ExternalAgent, process: _Process | None, messages
     if not ep.messages:
         ep.messages = [dict(m) for m in messages]
     ep.tool_calls = conversation_tool_calls(ep.messages)
-    info: dict[str, Any] = {"backend": agent.name, "requests": proxy.exchanges,
+    info: dict[str, Any] = {"backend": agent.name, "requests": proxy.exchanges, "refused_requests": proxy.refused,
                             "proxy_overhead_seconds": round(proxy.overhead_seconds, 6)}
     if process is not None:
         stdout, stderr = process.stdout.text(), process.stderr.text()
         info.update(
             argv=list(process.invocation.argv), exit_status=process.status, timed_out=process.timed_out,
-            seconds=round(process.seconds, 6), containment=process.containment, survivors=process.survivors,
+            seconds=round(process.seconds, 6), containment=process.containment, isolation=process.isolation,
+            survivors=process.survivors,
             stdout=cut_output(stdout, MAX_KEPT)[0], stderr=cut_output(stderr, MAX_KEPT)[0],
             stdout_bytes=process.stdout.total, stderr_bytes=process.stderr.total,
             stdout_truncated=process.stdout.truncated, stderr_truncated=process.stderr.truncated)

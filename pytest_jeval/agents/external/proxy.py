@@ -13,20 +13,35 @@ Refusals (all OpenAI-style error JSON, ``{"error": {"message", "type", "code"}}`
 status  ``code``               when
 ======  =====================  ==========================================================
 401     ``invalid_api_key``    the ``Authorization: Bearer`` key is not the episode's
-400     ``invalid_request``    the body is not a JSON object with a ``messages`` list
-400     ``max_turns``          ``max_turns`` requests were answered already
-400     ``token_limit``        the reply took the episode over its token budget (that reply
+413     ``body_too_large``     the body is over :data:`MAX_BODY_BYTES` (refused before it is read,
+                               from its ``Content-Length``, or as soon as reading passes the size)
+400     ``invalid_request``    the body is not a JSON object with a ``messages`` list, or nests
+                               deeper than :data:`~pytest_jeval.core.jsonsafe.MAX_DEPTH` levels
+400     ``max_turns``          ``max_turns`` requests were answered or refused already
+400     ``token_limit``        the episode's token budget is spent (a reply took it over: that reply
                                is recorded, not forwarded), and every request after it
 400     ``episode_stopped``    any request after the episode stopped for another reason
 502     ``upstream_error``     the model endpoint failed after the scheduler's retries
 ======  =====================  ==========================================================
 
 400 is used for the limits because OpenAI clients do not retry it (they retry 429 and 5xx).
+
+Refused requests count toward ``max_turns`` like answered ones: an agent cannot send bad
+requests for the whole episode. :attr:`RecordingProxy.exchanges` keeps every answered request
+and the first :data:`KEPT_REFUSED` refused ones; :attr:`RecordingProxy.refused` counts them all.
+
+The suite's settings bound what the agent may ask: ``max_tokens`` is the lower of the agent's
+and the suite's, and never more than what is left of the token budget (reserved before the
+request is forwarded, so parallel requests cannot overrun it together); sampling parameters
+(``temperature``, ``top_p``, ``seed``, penalties, ``logit_bias``, ``n``, ``logprobs``) are the
+suite's, the agent's are dropped and listed in the request's ``dropped``. What was sent is in
+each reply's ``sent``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import time
 import uuid
@@ -48,14 +63,15 @@ BuildRequest = Callable[[Messages, dict[str, Any]], "ChatRequest"]
 """Build the harness's request from the agent's messages and its other (kept) parameters."""
 
 #: Request parameters taken from the agent's body (the rest is dropped and recorded as dropped).
-PASSED_PARAMS = ("temperature", "top_p", "stop", "seed", "presence_penalty", "frequency_penalty",
-                 "response_format", "logit_bias", "n")
+PASSED_PARAMS = ("stop", "response_format")
 #: Parameters the proxy handles itself (not forwarded as such).
 HANDLED_PARAMS = ("model", "messages", "tools", "tool_choice", "parallel_tool_calls", "stream", "stream_options",
                   "max_tokens", "max_completion_tokens")
 
-MAX_BODY_BYTES = 32 * 1024 * 1024
+MAX_BODY_BYTES = 8 * 1024 * 1024
 """Largest request body the proxy reads."""
+KEPT_REFUSED = 20
+"""Refused requests kept in :attr:`RecordingProxy.exchanges` (the rest are only counted)."""
 
 
 def dummy_key() -> str:
@@ -119,19 +135,30 @@ class RecordingProxy:
     """
 
     def __init__(self, *, model: str, limits: Limits, forward: Forward, build: BuildRequest,
-                 key: str | None = None) -> None:
+                 key: str | None = None, max_tokens: int | None = None) -> None:
+        import asyncio
+
         self.model = model
         self.limits = limits
         self.forward = forward
         self.build = build
         self.key = key or dummy_key()
+        self.max_tokens = max_tokens
+        """The suite's output-token limit per answer: what an agent asks is capped to it."""
         self.episode = Episode()
         self.exchanges: list[dict[str, Any]] = []
-        """One entry per request: turn, status, code, stream, dropped parameters, seconds."""
+        """One entry per answered request and per refused one (the first :data:`KEPT_REFUSED`): turn,
+        status, code, stream, dropped parameters, capped ``max_tokens``, seconds."""
+        self.refused = 0
+        """How many requests were refused (all of them, kept in :attr:`exchanges` or not)."""
         self.stopped: StopReason | None = None
         self._booked = 0
+        self._reserved = 0
+        self._budget = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self._port = 0
+        self.unix_path: str | None = None
+        """The Unix socket the proxy listens on (None: TCP on 127.0.0.1)."""
         self.overhead_seconds = 0.0
         """Seconds spent in the proxy itself (each request's time minus the model call's)."""
 
@@ -141,8 +168,9 @@ class RecordingProxy:
         """The URL the agent is given (ends in ``/v1``)."""
         return f"http://127.0.0.1:{self._port}/v1"
 
-    async def start(self) -> str:
-        """Listen on an ephemeral port of 127.0.0.1; returns :attr:`base_url`."""
+    async def start(self, *, unix_path: str | None = None) -> str:
+        """Listen on an ephemeral port of 127.0.0.1, or on the Unix socket ``unix_path`` (made
+        connectable by any uid: the agent's sandbox reaches it through a bind); returns :attr:`base_url`."""
         from aiohttp import web
 
         app = web.Application(client_max_size=MAX_BODY_BYTES)
@@ -150,12 +178,18 @@ class RecordingProxy:
         app.router.add_get("/v1/models", self._models)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server  # aiohttp exposes the bound socket only here
-        assert server is not None
-        sockets = getattr(server, "sockets", None) or []
-        self._port = int(sockets[0].getsockname()[1])
+        if unix_path is not None:
+            usite = web.UnixSite(runner, unix_path)
+            await usite.start()
+            os.chmod(unix_path, 0o666)
+            self.unix_path = unix_path
+        else:
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            server = site._server  # aiohttp exposes the bound socket only here
+            assert server is not None
+            sockets = getattr(server, "sockets", None) or []
+            self._port = int(sockets[0].getsockname()[1])
         self._runner = runner
         return self.base_url
 
@@ -197,43 +231,116 @@ class RecordingProxy:
         started = time.monotonic()
         entry: dict[str, Any] = {"turn": None, "status": 0, "code": None, "stream": False, "dropped": [],
                                  "seconds": 0.0}
-        self.exchanges.append(entry)
         model_seconds = 0.0
         try:
             response, model_seconds = await self._answer(request, entry)
         finally:
             entry["seconds"] = round(time.monotonic() - started, 6)
             self.overhead_seconds += max(0.0, time.monotonic() - started - model_seconds)
+            if entry["status"] == 200 or entry["turn"] is not None:
+                self.exchanges.append(entry)
+            else:
+                self.refused += 1
+                if self.refused <= KEPT_REFUSED:
+                    self.exchanges.append(entry)
         return response
 
-    async def _answer(self, request: web.Request, entry: dict[str, Any]) -> tuple[web.StreamResponse, float]:
-        if not self._authorized(request):
-            entry.update(status=401, code="invalid_api_key")
-            return _error(401, "the API key is not this episode's", "invalid_api_key", "authentication_error"), 0.0
+    def _refuse(self, entry: dict[str, Any], status: int, message: str, code: str,
+                type_: str = "invalid_request_error", *, counts: bool = True) -> tuple[web.StreamResponse, float]:
+        """A refusal; one that ``counts`` is a request spent toward ``max_turns``."""
+        entry.update(status=status, code=code)
+        if counts and self.stopped is None and self._booked + self.refused + 1 >= self.limits.max_turns:
+            self.stop_episode("max_turns", f"max_turns = {self.limits.max_turns} reached "
+                                           f"({self._booked} answered, {self.refused + 1} refused)")
+        return _error(status, message, code, type_), 0.0
+
+    async def _body(self, request: web.Request) -> Any:
+        """The JSON body, or a string saying why there is none (read at most :data:`MAX_BODY_BYTES`)."""
+        import asyncio
+
+        from aiohttp import web
+
+        from pytest_jeval.core import jsonsafe
+
+        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+            raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY_BYTES, actual_size=request.content_length)
+        raw = await request.read()  # aiohttp stops reading past client_max_size (MAX_BODY_BYTES)
         try:
-            body = await request.json(loads=json.loads)
-        except ValueError:
-            body = None
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
-            entry.update(status=400, code="invalid_request")
-            return _error(400, "the body must be a JSON object with a non-empty messages list",
-                          "invalid_request"), 0.0
-        entry["stream"] = stream = body.get("stream") is True
+            return await asyncio.to_thread(jsonsafe.loads, raw)  # off the shared event loop
+        except ValueError as exc:
+            return str(exc)
+
+    async def _answer(self, request: web.Request, entry: dict[str, Any]) -> tuple[web.StreamResponse, float]:
+        from aiohttp import web
+
+        if not self._authorized(request):
+            return self._refuse(entry, 401, "the API key is not this episode's", "invalid_api_key",
+                                "authentication_error")
         if self.stopped is not None:
             code = "token_limit" if self.stopped == "token_limit" else "episode_stopped"
-            entry.update(status=400, code=code)
-            return _error(400, f"the episode has stopped ({self.stopped}: "
-                               f"{self.episode.limit_detail or self.episode.error})", code), 0.0
-        if self._booked >= self.limits.max_turns:
+            return self._refuse(entry, 400, f"the episode has stopped ({self.stopped}: "
+                                            f"{self.episode.limit_detail or self.episode.error})", code, counts=False)
+        try:
+            body = await self._body(request)
+        except web.HTTPRequestEntityTooLarge:
+            return self._refuse(entry, 413, f"the body is larger than {MAX_BODY_BYTES} bytes", "body_too_large")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+            why = f" ({body})" if isinstance(body, str) else ""
+            return self._refuse(entry, 400, f"the body must be a JSON object with a non-empty messages list{why}",
+                                "invalid_request")
+        entry["stream"] = stream = body.get("stream") is True
+        if self._booked + self.refused >= self.limits.max_turns:
             detail = f"max_turns = {self.limits.max_turns} reached"
             self.stop_episode("max_turns", detail)
             entry.update(status=400, code="max_turns")
             return _error(400, f"the episode's {detail}", "max_turns"), 0.0
-        self._booked += 1
-        entry["turn"] = self._booked
         options, dropped = self._options(body)
         entry["dropped"] = dropped
         messages: Messages = [dict(m) for m in body["messages"] if isinstance(m, dict)]
+        reserved = await self._reserve(options, entry, messages)
+        if reserved is None:
+            entry.update(status=400, code="token_limit")
+            return _error(400, "the episode's token budget is spent", "token_limit"), 0.0
+        self._booked += 1
+        entry["turn"] = self._booked
+        try:
+            return await self._forward(messages, options, body, entry, stream, request)
+        finally:
+            async with self._budget:
+                self._reserved -= reserved
+                self._budget.notify_all()
+
+    async def _reserve(self, options: dict[str, Any], entry: dict[str, Any], messages: Messages) -> int | None:
+        """Reserve this request's tokens out of the token budget before it is forwarded: its prompt (estimated
+        at 4 characters a token) and its ``max_tokens``, capped to what is left. Requests in flight hold their
+        reservation; one that finds nothing left waits for them, and when none is in flight the episode stops
+        (None). 0 without a budget."""
+        budget = self.limits.max_tokens
+        if budget is None:
+            return 0
+        prompt = len(json.dumps(messages, ensure_ascii=False, default=str)) // 4 + 1
+        async with self._budget:
+            while True:
+                if self.stopped is not None:
+                    return None
+                left = budget - self.tokens() - self._reserved - prompt
+                if left > 0:
+                    break
+                if self._reserved == 0:
+                    self.stop_episode("token_limit", f"{self.tokens()} tokens used and about {prompt} more in the "
+                                                     f"prompt, max_episode_tokens = {budget}")
+                    return None
+                await self._budget.wait()  # requests in flight may leave some of the budget
+            asked = int(options.get("max_tokens") or self.max_tokens or left)
+            if asked > left:
+                entry["capped"] = {"max_tokens": [asked, left], "why": "the episode's token budget"}
+                asked = left
+            options["max_tokens"] = asked
+            self._reserved += prompt + asked
+            return prompt + asked
+
+    async def _forward(self, messages: Messages, options: dict[str, Any], body: dict[str, Any], entry: dict[str, Any],
+                       stream: bool, request: web.Request) -> tuple[web.StreamResponse, float]:
         try:
             chat = self.build(messages, options)
         except (TypeError, ValueError) as exc:
@@ -270,8 +377,6 @@ class RecordingProxy:
     def _options(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """The agent's parameters the harness sends on, and the names of those it drops."""
         options: dict[str, Any] = {k: body[k] for k in PASSED_PARAMS if body.get(k) is not None}
-        if body.get("n") in (None, 1):
-            options.pop("n", None)
         tools = body.get("tools")
         if isinstance(tools, list) and tools:
             options["tools"] = tools
@@ -280,7 +385,7 @@ class RecordingProxy:
                     options[key] = body[key]
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-            options["max_tokens"] = limit
+            options["max_tokens"] = min(limit, self.max_tokens) if self.max_tokens else limit
         dropped = sorted(k for k in body if k not in PASSED_PARAMS and k not in HANDLED_PARAMS)
         return options, dropped
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import shlex
 import threading
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from pytest_jeval import Benchmark, LoadContext, Sample, Score
 from pytest_jeval.agents import AgentSpec, Episode, HarnessError, ToolContext, ToolError, tool
 from pytest_jeval.benchmarks._terminal.tasks import SETUP, TerminalTask, load_task
 from pytest_jeval.sandbox.shell.providers import SANDBOXES, ExecOutcome, ProviderUnavailable, Sandbox, get_provider
+from pytest_jeval.sandbox.shell.verifier import Verdict, decide, verify
 from pytest_jeval.scoring.registry import register_scorer
 from pytest_jeval.scoring.replay import stored_score
 from pytest_jeval.suite.dataset import DatasetLoadError
@@ -36,7 +36,6 @@ SYSTEM_PROMPT = (
     "in /app, and files you write in /app or /tmp stay for later calls (background processes do not). "
     "When the task is done, reply with a short summary and no tool call."
 )
-REWARD_FILE = "/logs/verifier/reward.txt"
 MAX_COMMAND_CHARS = 100_000
 SETUP_TIMEOUT = 120.0
 
@@ -84,31 +83,17 @@ class TerminalEnv:
     sandbox: Sandbox
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
-    def check(self) -> tuple[bool, ExecOutcome, float | None]:
-        """Copy ``tests/`` in and run ``bash /tests/test.sh`` in /app: ``(passed, its outcome, the reward file's
-        number or None)``; see :func:`verdict`."""
+    def check(self) -> Verdict:
+        """Copy ``tests/`` in and run ``bash /tests/test.sh`` in /app as the checker (nothing of the agent's
+        runs with its authority), and decide (:mod:`pytest_jeval.sandbox.shell.verifier`)."""
         with self.lock:
-            self.sandbox.copy_in(self.task.tests, "/tests")
-            outcome = self.sandbox.exec("mkdir -p /logs/verifier && bash /tests/test.sh",
-                                        timeout=self.task.verifier_timeout)
-            text = self.sandbox.exec(f"cat {shlex.quote(REWARD_FILE)} 2>/dev/null || true", timeout=10).stdout.strip()
-        reward: float | None = None
-        if text:
-            try:
-                reward = float(text)
-            except ValueError:
-                reward = 0.0  # a reward file that is not a number is a failed check
-        return verdict(outcome.returncode, outcome.timed_out, reward), outcome, reward
+            return verify(self.sandbox, self.task.tests, timeout=self.task.verifier_timeout)
 
 
 def verdict(exit_status: int, timed_out: bool, reward: float | None) -> bool:
-    """The checker's verdict: never after a timeout; a reward file (Terminal-Bench 2) passes at >= 1;
-    without one, exit status 0 passes."""
-    if timed_out:
-        return False
-    if reward is not None:
-        return reward >= 1.0
-    return exit_status == 0
+    """The checker's verdict: never after a timeout; exit status 0 and, with a reward file (Terminal-Bench 2),
+    a reward of 1 or more (a reward that disagrees with the exit status fails)."""
+    return decide(exit_status, timed_out, None if reward is None else repr(float(reward)))[0]
 
 
 def environment(sample: Sample, workspace: Path) -> TerminalEnv:
@@ -178,8 +163,11 @@ def rescore_record(record: dict[str, Any], sample: Sample) -> Score:
     if not isinstance(status, int):
         kept = stored_score(record)
         return dataclasses.replace(kept, metadata={**kept.metadata, "rescore_note": NOT_RESCORED})
-    reward = meta.get("test_reward")
-    passed = verdict(status, bool(meta.get("test_timed_out")), float(reward) if reward is not None else None)
+    reward, text = meta.get("test_reward"), meta.get("test_reward_text")
+    if text is None and reward is not None:
+        text = repr(float(reward))
+    passed, reason, _ = decide(status, bool(meta.get("test_timed_out")), text)
+    meta = {**meta, "verdict_reason": reason}
     return Score(correct=passed, value=1.0 if passed else 0.0, extracted=status, expected=0, metadata=dict(meta))
 
 
@@ -191,7 +179,8 @@ BENCHMARK = Benchmark(
     to_sample=to_sample,
     prompt=prompt,
     scorer="terminal_tests",
-    scoring="the task's tests/test.sh in the sandbox after the episode (exit 0, or reward 1)",
+    scoring="the task's tests/test.sh in the sandbox after the episode, as a checker with nothing of the agent's "
+            "(exit 0, and reward 1 where it writes one)",
     sample_count=14,
     backends=("agent",),
     sandboxes=tuple(SANDBOXES.names()),
@@ -205,13 +194,16 @@ def test_terminal_lite(sample: Sample, episode: Episode, score: Any) -> None:
     if not isinstance(env, TerminalEnv):
         raise HarnessError("the episode has no terminal sandbox")
     try:
-        passed, outcome, reward = env.check()
+        checked = env.check()
     finally:
         env.sandbox.stop()
+    outcome, passed = checked.outcome, checked.passed
     tail = (outcome.stdout[-1500:] + ("\n" + outcome.stderr[-1500:] if outcome.stderr else "")).strip()
     score(Score(correct=passed, value=1.0 if passed else 0.0, extracted=outcome.returncode, expected=0,
                 metadata={"test_exit_status": outcome.returncode, "test_timed_out": outcome.timed_out,
-                          "test_reward": reward, "test_seconds": round(outcome.seconds, 3), "test_output": tail}))
+                          "test_reward": checked.reward, "test_reward_text": checked.reward_text,
+                          "verdict_reason": checked.reason,
+                          "test_seconds": round(outcome.seconds, 3), "test_output": tail}))
 
 
 @register_scorer("terminal_tests", needs_sample=True)

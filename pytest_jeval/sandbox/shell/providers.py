@@ -11,15 +11,23 @@ private host directory and starts a fresh ``bwrap`` for every exec:
 |---|---|---|
 | ``/`` | the cached Debian root filesystem (:mod:`.rootfs`) | no (read-only bind) |
 | ``/app`` | the task directory: ``environment/`` copied in | yes, kept for the episode |
-| ``/tmp`` | private to the episode (also ``HOME``) | yes, kept for the episode |
-| ``/tests``, ``/logs`` | the checker's files, copied in after the episode | ``/logs`` only |
+| ``/tmp`` | private to the episode (also the agent's ``HOME``) | yes, kept for the episode |
+| ``/tests``, ``/logs`` | the checker's files, copied in after the episode (checker execs only) | ``/logs`` only |
+| ``/root``, ``/tmp`` of a checker exec | fresh and empty for each check (``HOME`` is ``/root``) | yes |
 | ``/proc``, ``/dev`` | private | no |
 
-Each exec has new user, PID, network, IPC, UTS and mount namespaces (no network at all:
-only a down loopback), its own session and process group, the rlimits of the project's
-sandbox, a scrubbed environment, and runs as a per-run uid when the runner is root (as
-the ``bubblewrap+uid-per-run`` plan does). At its timeout the whole group is killed, and
-with it the PID namespace: no process outlives an exec.
+Each exec is built by :mod:`pytest_jeval.sandbox.bwrap`: new user (no capability), PID,
+network, IPC, UTS and mount namespaces (no network at all: only a loopback), its own session
+and process group, the rlimits of the project's sandbox, a cgroup bounding its processes'
+memory and number together (where cgroups are usable), a scrubbed environment. As root the
+sandbox's files are a size-limited file system of their own and belong to one uid taken for
+the sandbox's life (so nothing is walked between execs). At its timeout the whole group is
+killed, and with it the PID namespace: no process outlives an exec.
+
+The checker (``exec(..., checker=True)``) gets nothing the agent could have prepared: a fresh
+home and ``/tmp``, an environment of the harness's (:func:`checker_environment`, with git
+settings that keep a repository's hooks, fsmonitor, pager and gpg program from running), and
+the verdict is decided by the harness (:mod:`.verifier`).
 
 ``docker`` is a sketch for real Terminal-Bench 2 task folders: it is **untested here**
 and refused unless ``JEVAL_TERMINAL_DOCKER=untested`` is set (docs/terminal.md).
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import abc
 import atexit
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -41,11 +50,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_jeval.core.registry import Registry, RegistryError
-from pytest_jeval.sandbox.files import remove_tree
-from pytest_jeval.sandbox.limits import Limits, make_preexec
-from pytest_jeval.sandbox.plans import SANDBOX_UID, current_plan, popen_identity, run_identity
+from pytest_jeval.sandbox import bwrap as bwrap_mod
+from pytest_jeval.sandbox.bwrap import Bind, Layout
+from pytest_jeval.sandbox.limits import Limits
+from pytest_jeval.sandbox.plans import base_dir, current_plan, spawn_options
 from pytest_jeval.sandbox.process import StdinFile, kill_group, read_capped, wait_unreaped
-from pytest_jeval.sandbox.workdir import chown_tree, make_workspace_dir
+from pytest_jeval.sandbox.quota import run_cgroup
+from pytest_jeval.sandbox.uids import run_uid
+from pytest_jeval.sandbox.workdir import chown_path, chown_tree, make_workspace_dir, remove_workspace_dir
 
 __all__ = ["SANDBOXES", "BubblewrapProvider", "DockerProvider", "ExecOutcome", "Provider", "ProviderUnavailable",
            "Sandbox", "get_provider", "stop_all"]
@@ -82,8 +94,12 @@ class Sandbox(abc.ABC):
     workdir: str = TASK_DIR
 
     @abc.abstractmethod
-    def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
-        """Run ``bash -c command`` in :attr:`workdir`; killed (with its children) after ``timeout`` s."""
+    def exec(self, command: str, *, timeout: float, stdin: str | None = None, checker: bool = False) -> ExecOutcome:
+        """Run ``bash -c command`` in :attr:`workdir`; killed (with its children) after ``timeout`` s.
+
+        ``checker=True``: run it as the task's checker, with nothing the agent could have prepared (a fresh
+        home and ``/tmp``, the harness's environment, :func:`checker_environment`) and ``/tests``, ``/logs``.
+        """
 
     @abc.abstractmethod
     def copy_in(self, source: Path, dest: str) -> None:
@@ -96,6 +112,16 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def stop(self) -> None:
         """End the sandbox and delete its files (a second call does nothing)."""
+
+    def read_text(self, source: str, limit: int = 4096) -> str | None:
+        """The first ``limit`` bytes of the regular file ``source`` as text, or None when there is none."""
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                self.copy_out(source, Path(tmp) / "file")
+            except (OSError, ValueError, subprocess.SubprocessError):
+                return None
+            with open(Path(tmp) / "file", "rb") as fh:
+                return fh.read(limit).decode("utf-8", "replace")
 
 
 class Provider(abc.ABC):
@@ -131,22 +157,73 @@ def stop_all() -> None:
 atexit.register(stop_all)
 
 _PARTS = ("app", "tmp", "tests", "logs")
+MIB = 1024 * 1024
+TASK_DISK_BYTES = int(os.environ.get("JEVAL_TASK_DISK_MB", "1024")) * MIB
+"""Size of a task sandbox's files (``/app``, ``/tmp``, the checker's) as root (``JEVAL_TASK_DISK_MB``)."""
+TASK_FILES = int(os.environ.get("JEVAL_TASK_FILES", "100000"))
+"""Files and folders a task sandbox may hold as root (``JEVAL_TASK_FILES``)."""
+CHECKER_HOME = "/root"
+"""``HOME`` of the checker: a fresh, empty folder for each check."""
+GIT_GUARDS = (
+    ("core.hooksPath", "/nonexistent/jeval-no-hooks"), ("core.fsmonitor", "false"), ("core.pager", "cat"),
+    ("core.editor", "true"), ("sequence.editor", "true"), ("core.sshCommand", "ssh"), ("core.askPass", "true"),
+    ("credential.helper", ""), ("gpg.program", "gpg"), ("gpg.openpgp.program", "gpg"), ("gpg.x509.program", "gpgsm"),
+    ("gpg.ssh.program", "ssh-keygen"), ("log.showSignature", "false"), ("protocol.ext.allow", "never"),
+)
+"""Git settings the checker's environment imposes over every configuration file (command-line scope):
+a repository the agent set up cannot make the checker's ``git`` run a program of the agent's (hooks,
+fsmonitor, pager, editor, ssh, askpass, credential helper, gpg verification)."""
+
+
+def checker_environment() -> dict[str, str]:
+    """The whole environment of a checker run: nothing of the agent's (see :meth:`Sandbox.exec`)."""
+    env = {"PATH": SANDBOX_PATH, "HOME": CHECKER_HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "TERM": "dumb",
+           "USER": "root", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0",
+           "GIT_CONFIG_COUNT": str(len(GIT_GUARDS))}
+    for i, (key, value) in enumerate(GIT_GUARDS):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    return env
 
 
 class BubblewrapSandbox(Sandbox):
-    """A task environment kept in a private host directory; every exec is a fresh ``bwrap``."""
+    """A task environment kept in a private host directory; every exec is a fresh ``bwrap``.
+
+    The directory is a size-limited file system of its own as root (:data:`TASK_DISK_BYTES`,
+    :data:`TASK_FILES`), and belongs to one uid for the sandbox's whole life (taken at the start
+    where the runner is root), so an exec costs the same however many files ``/app`` holds:
+    nothing is walked between execs.
+    """
 
     def __init__(self, bwrap: str, rootfs: Path, *, memory_mb: int = 2048, max_processes: int = 256,
-                 file_size_mb: int = 256) -> None:
+                 file_size_mb: int = 256, disk_bytes: int | None = None, files: int | None = None) -> None:
         self.bwrap = bwrap
         self.rootfs = rootfs
         self.memory_mb, self.max_processes, self.file_size_mb = memory_mb, max_processes, file_size_mb
-        self.root: Path | None = Path(make_workspace_dir())
+        self._stack = contextlib.ExitStack()
+        self.root: Path | None = Path(make_workspace_dir(disk_bytes=disk_bytes or TASK_DISK_BYTES,
+                                                         files=files or TASK_FILES))
         self._lock = threading.Lock()
-        for part in _PARTS:
-            os.mkdir(self.root / part, 0o755)
+        self._checks = 0
+        try:
+            self.owner = self._take_owner()
+            for part in _PARTS:
+                os.mkdir(self.root / part, 0o755)
+            if self.owner is not None:
+                chown_tree(str(self.root), *self.owner)
+        except BaseException:
+            self._stack.close()
+            remove_workspace_dir(self.root)
+            raise
         with _live_lock:
             _live.add(self)
+
+    def _take_owner(self) -> tuple[int, int] | None:
+        """The uid the sandbox's files and processes belong to for its whole life (None: the runner's)."""
+        plan = current_plan()
+        if plan.uid_per_run:
+            uid = self._stack.enter_context(run_uid(base_dir(plan)))
+            return uid, uid
+        return plan.run_as
 
     def _host(self, inside: str) -> Path:
         """The host path of an absolute sandbox path below one of the writable parts."""
@@ -158,58 +235,84 @@ class BubblewrapSandbox(Sandbox):
             raise ValueError(f"{inside!r} is not below {', '.join('/' + p for p in _PARTS)}")
         return self.root.joinpath(*parts)
 
-    def argv(self, command: str) -> list[str]:
-        """The ``bwrap`` command line of one exec."""
+    def layout(self, *, checker: str | None = None) -> Layout:
+        """What one exec sees: the root filesystem read-only, ``/app`` and ``/tmp`` read-write. A checker
+        exec (``checker`` names its fresh folder) gets its own empty ``/tmp`` and home, ``/tests``
+        read-only and ``/logs`` read-write; the agent's execs never see ``/tests`` or ``/logs``."""
         assert self.root is not None
-        argv = [self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-                "--new-session", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-                "--hostname", "jeval-task", "--ro-bind", str(self.rootfs), "/",
-                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
-                "--bind", str(self.root / "app"), "/app", "--bind", str(self.root / "tmp"), "/tmp"]
-        if any((self.root / "tests").iterdir()):
-            argv += ["--ro-bind", str(self.root / "tests"), "/tests", "--bind", str(self.root / "logs"), "/logs"]
-        return [*argv, "--chdir", self.workdir, "/bin/bash", "-c", command]
+        binds = [Bind(str(self.root / "app"), TASK_DIR, writable=True)]
+        if checker is None:
+            binds.append(Bind(str(self.root / "tmp"), "/tmp", writable=True))
+        else:
+            fresh = self.root / checker
+            binds += [Bind(str(fresh / "tmp"), "/tmp", writable=True),
+                      Bind(str(fresh / "home"), CHECKER_HOME, writable=True),
+                      Bind(str(self.root / "tests"), "/tests"), Bind(str(self.root / "logs"), "/logs", writable=True)]
+        return Layout(binds=binds, root=str(self.rootfs), tmp_bytes=None, chdir=self.workdir, hostname="jeval-task")
 
-    def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
-        """Run ``bash -c command`` in ``/app``; the process group (and PID namespace) dies at ``timeout``."""
+    def argv(self, command: str, *, checker: str | None = None) -> list[str]:
+        """The ``bwrap`` command line of one exec."""
+        return bwrap_mod.command(self.bwrap, self.layout(checker=checker), ["/bin/bash", "-c", command]).argv
+
+    def exec(self, command: str, *, timeout: float, stdin: str | None = None, checker: bool = False) -> ExecOutcome:
+        """Run ``bash -c command`` in ``/app``; the sandbox's processes are killed at ``timeout``.
+
+        ``checker=True`` runs it as the task's checker: a fresh empty ``HOME`` and ``/tmp``, the
+        environment of :func:`checker_environment` (nothing the agent set), ``/tests`` and ``/logs``.
+        """
         with self._lock:
             if self.root is None:
                 raise RuntimeError("the sandbox was stopped")
             plan = current_plan()
             limits = Limits.for_run(timeout, self.memory_mb, self.max_processes, self.file_size_mb)
-            env = {"PATH": SANDBOX_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "TERM": "dumb",
-                   "USER": "nobody"}
-            runner = (os.geteuid(), os.getegid())
-            with run_identity(plan) as owner:
-                if owner is not None:
-                    chown_tree(str(self.root), *owner)
+            if checker:
+                self._checks += 1
+                fresh = f"checker-{self._checks}"
+                for sub in ("", "/tmp", "/home"):
+                    os.mkdir(str(self.root / fresh) + sub, 0o755)
+                    if self.owner is not None:
+                        os.chown(str(self.root / fresh) + sub, *self.owner)
+                env = checker_environment()
+            else:
+                fresh = None
+                env = {"PATH": SANDBOX_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "TERM": "dumb",
+                       "USER": "nobody"}
+            with run_cgroup(self.memory_mb * MIB, self.max_processes) as cgroup, tempfile.TemporaryFile() as out, \
+                    tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
+                start = time.monotonic()
                 try:
-                    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-                            StdinFile(stdin) as inp:
-                        start = time.monotonic()
-                        proc = subprocess.Popen(
-                            self.argv(command), cwd="/", env=env, stdin=inp, stdout=out, stderr=err,
-                            close_fds=True, start_new_session=True, preexec_fn=make_preexec(limits),
-                            **popen_identity(plan, owner))
-                        try:
-                            exited = wait_unreaped(proc, timeout)
-                        finally:
-                            kill_group(proc.pid)
-                            returncode = int(proc.wait())
-                        seconds = time.monotonic() - start
-                        stdout, stderr = read_capped(out, MAX_OUTPUT), read_capped(err, MAX_OUTPUT)
+                    proc = subprocess.Popen(
+                        self.argv(command, checker=fresh), cwd="/", env=env, stdin=inp, stdout=out, stderr=err,
+                        close_fds=True, start_new_session=True,
+                        **spawn_options(plan, self.owner, limits, cgroup=cgroup))
                 finally:
-                    if owner is not None:
-                        chown_tree(str(self.root), *runner)
+                    if cgroup is not None:
+                        cgroup.close()
+                try:
+                    exited = wait_unreaped(proc, timeout)
+                finally:
+                    kill_group(proc.pid)
+                    returncode = int(proc.wait())
+                    if cgroup is not None:
+                        cgroup.kill_all()
+                seconds = time.monotonic() - start
+                stdout, stderr = read_capped(out, MAX_OUTPUT), read_capped(err, MAX_OUTPUT)
+                oom = cgroup is not None and cgroup.oom_kills() > 0
         from pytest_jeval.core.redact import redact
 
+        if oom:
+            stderr += "\njeval: the sandbox's processes went over its memory limit; one was killed\n"
         return ExecOutcome(returncode, redact(stdout), redact(stderr), not exited, seconds)
 
     def copy_in(self, source: Path, dest: str) -> None:
-        """Copy a host file or folder into ``/app``, ``/tmp``, ``/tests`` or ``/logs`` (links are refused)."""
+        """Copy a host file or folder into ``/app``, ``/tmp``, ``/tests`` or ``/logs`` (links are refused);
+        what is copied belongs to the sandbox's uid."""
         with self._lock:
             target = self._host(dest)
+            existed = os.path.lexists(target)
             _copy_tree(Path(source), target)
+            if self.owner is not None and not existed:
+                chown_path(str(target), *self.owner)
 
     def copy_out(self, source: str, dest: Path) -> None:
         """Copy a regular file of the sandbox to the host (a link or special file is refused)."""
@@ -224,14 +327,32 @@ class BubblewrapSandbox(Sandbox):
             finally:
                 os.close(fd)
 
+    def read_text(self, source: str, limit: int = 4096) -> str | None:
+        """The first ``limit`` bytes of a regular file of the sandbox as text, or None when there is none
+        (a missing file, a link, a folder, a FIFO: never followed, never blocking)."""
+        with self._lock:
+            try:
+                fd = os.open(self._host(source), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except (OSError, ValueError):
+                return None
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
+                return os.read(fd, limit).decode("utf-8", "replace")
+            finally:
+                os.close(fd)
+
     def stop(self) -> None:
-        """Delete the sandbox's files (no process of it is running between execs)."""
+        """Delete the sandbox's files (no process of it is running between execs) and release its uid."""
         with self._lock:
             root, self.root = self.root, None
             with _live_lock:
                 _live.discard(self)
         if root is not None:
-            remove_tree(str(root))
+            try:
+                remove_workspace_dir(root)
+            finally:
+                self._stack.close()
 
 
 def _copy_tree(source: Path, target: Path) -> None:
@@ -305,12 +426,16 @@ class DockerSandbox(Sandbox):
         self.docker, self.container = docker, container
         self.stopped = False
 
-    def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
-        """``docker exec`` (the command is killed by ``timeout`` on the host side)."""
+    def exec(self, command: str, *, timeout: float, stdin: str | None = None, checker: bool = False) -> ExecOutcome:
+        """``docker exec`` (the command is killed by ``timeout`` on the host side); a checker gets the
+        harness's environment and a fresh home."""
         start = time.monotonic()
+        env_args = [a for k, v in checker_environment().items() for a in ("-e", f"{k}={v}")] if checker else []
+        if checker:
+            command = 'export HOME="$(mktemp -d)"; ' + command
         try:
-            proc = subprocess.run([self.docker, "exec", "-i", "-w", self.workdir, self.container, "bash", "-c",
-                                   command], input=(stdin or "").encode(), capture_output=True, timeout=timeout,
+            proc = subprocess.run([self.docker, "exec", "-i", *env_args, "-w", self.workdir, self.container, "bash",
+                                   "-c", command], input=(stdin or "").encode(), capture_output=True, timeout=timeout,
                                   check=False)
         except subprocess.TimeoutExpired as exc:
             out = (exc.stdout or b"").decode("utf-8", "replace")
