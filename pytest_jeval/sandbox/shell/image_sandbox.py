@@ -1,0 +1,349 @@
+"""Running commands in a built image without Docker: an overlay of its layers, a user namespace, bubblewrap.
+
+Every command is a fresh process tree: :mod:`.nsrun` (run as root) enters a user
+namespace whose uids ``0..65535`` are the host's ``ENV_UID_BASE..+65535``, mounts the
+overlay (the image's layers read-only, this sandbox's own writable layer on top) and
+starts ``bwrap`` over it, which adds ``/proc``, ``/dev``, the binds and new PID, IPC, UTS
+and network namespaces. So, as in a container:
+
+| | |
+|---|---|
+| the whole file system | writable; changes go to the sandbox's own layer and last until :meth:`ImageSandbox.stop` |
+| identity | the image's ``USER`` (root by default), with Docker's default capabilities, all only inside the namespace |
+| network | none (a loopback that is down) unless the sandbox allows it (builds, ``allow_internet``) |
+| processes | none outlives its command: the PID namespace ends with it |
+| mounts | only inside the namespaces: nothing is ever mounted on the host, whatever kills the harness |
+
+:class:`ImageSandbox` is one task environment (an episode); :func:`run_in_image` runs one
+command (the environment builder uses it for ``RUN`` steps).
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from pytest_jeval.sandbox.files import remove_tree
+from pytest_jeval.sandbox.process import StdinFile, kill_group, read_capped, wait_unreaped
+from pytest_jeval.sandbox.shell.images import ENV_UID_BASE, ENV_UID_COUNT
+from pytest_jeval.sandbox.shell.providers import MAX_OUTPUT, ExecOutcome, ProviderUnavailable, Sandbox
+
+__all__ = ["DOCKER_CAPS", "ImageSandbox", "Mount", "RunSpec", "check_image_sandboxes", "copy_plain", "run_in_image"]
+
+NSRUN = Path(__file__).with_name("nsrun.py")
+DOCKER_CAPS = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",
+               "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+               "CAP_KILL", "CAP_AUDIT_WRITE")
+"""The capabilities Docker gives a container's root by default (here they hold only inside the namespace)."""
+_BAD_PATH_CHARS = (",", ":", "=", "\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class Mount:
+    """A host folder shown inside the sandbox."""
+
+    source: Path
+    target: str
+    writable: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """One command in an image: its overlay, identity, environment and binds."""
+
+    lowers: tuple[Path, ...]
+    """The image's layers, top first."""
+    upper: Path
+    work: Path
+    merged: Path
+    argv: tuple[str, ...]
+    cwd: str = "/"
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    uid: int = 0
+    gid: int = 0
+    network: bool = False
+    mounts: tuple[Mount, ...] = ()
+    hostname: str = "jeval-task"
+    cpus: tuple[int, ...] | None = None
+
+
+def _check_path(path: Path) -> str:
+    text = str(path)
+    if any(ch in text for ch in _BAD_PATH_CHARS):
+        raise ValueError(f"{text!r}: overlay paths may not contain , : = or a newline")
+    return text
+
+
+def bwrap_argv(spec: RunSpec, bwrap: str) -> list[str]:
+    """The ``bwrap`` command line that runs inside the namespace over the mounted overlay."""
+    argv = [bwrap, "--bind", str(spec.merged), "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
+            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", spec.hostname,
+            "--die-with-parent", "--new-session", "--clearenv"]
+    if not spec.network:
+        argv.append("--unshare-net")
+    elif os.path.exists("/etc/resolv.conf"):
+        argv += ["--ro-bind", os.path.realpath("/etc/resolv.conf"), "/etc/resolv.conf"]
+    if spec.uid == 0:
+        argv += ["--cap-drop", "ALL"]
+        for cap in DOCKER_CAPS:
+            argv += ["--cap-add", cap]
+    for mount in spec.mounts:
+        argv += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
+    for key, value in spec.env.items():
+        argv += ["--setenv", key, value]
+    return [*argv, "--chdir", spec.cwd, "--", *spec.argv]
+
+
+def _preexec(cpu_seconds: int, file_bytes: int) -> Callable[[], None]:
+    """Fork-safe: the parent-death signal and a few rlimits (no address-space limit: see the docs)."""
+    import ctypes
+    import resource
+    import signal
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent, getppid, exit_now, setrlimit = os.getpid(), os.getppid, os._exit, resource.setrlimit
+    pairs = [(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1)), (resource.RLIMIT_FSIZE, (file_bytes, file_bytes)),
+             (resource.RLIMIT_NPROC, (4096, 4096)), (resource.RLIMIT_CORE, (0, 0))]
+    sigkill = int(signal.SIGKILL)
+
+    def preexec() -> None:
+        prctl(1, sigkill, 0, 0, 0)
+        if getppid() != parent:
+            exit_now(125)
+        for res, values in pairs:
+            try:
+                setrlimit(res, values)
+            except (ValueError, OSError):
+                pass
+
+    return preexec
+
+
+def run_in_image(spec: RunSpec, *, timeout: float, stdin: str | None = None, stdout: IO[bytes] | None = None,
+                 file_size_mb: int = 10240) -> ExecOutcome:
+    """Run ``spec`` once; its whole process tree is killed at ``timeout``. With ``stdout`` the command's output
+    goes to that file uncapped (and :attr:`ExecOutcome.stdout` is empty)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise ProviderUnavailable("image sandboxes need bubblewrap: apt-get install -y bubblewrap")
+    launch = {"uid_base": ENV_UID_BASE, "uid_count": ENV_UID_COUNT, "lower": [_check_path(p) for p in spec.lowers],
+              "upper": _check_path(spec.upper), "work": _check_path(spec.work), "merged": str(spec.merged),
+              "uid": spec.uid, "gid": spec.gid, "cpus": list(spec.cpus) if spec.cpus else None,
+              "argv": bwrap_argv(spec, bwrap)}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="nsrun-", delete=False) as fh:
+        json.dump(launch, fh)
+        spec_file = fh.name
+    try:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
+            start = time.monotonic()
+            proc = subprocess.Popen([sys.executable, "-I", "-S", str(NSRUN), spec_file], cwd="/",
+                                    env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}, stdin=inp,
+                                    stdout=stdout if stdout is not None else out, stderr=err, close_fds=True,
+                                    start_new_session=True,
+                                    preexec_fn=_preexec(max(1, int(timeout)) + 1, file_size_mb * 2**20))
+            try:
+                exited = wait_unreaped(proc, timeout)
+            finally:
+                kill_group(proc.pid)
+                returncode = int(proc.wait())
+            seconds = time.monotonic() - start
+            text_out = "" if stdout is not None else read_capped(out, MAX_OUTPUT)
+            text_err = read_capped(err, MAX_OUTPUT)
+    finally:
+        os.unlink(spec_file)
+    from pytest_jeval.core.redact import redact
+
+    return ExecOutcome(returncode, redact(text_out), redact(text_err), not exited, seconds)
+
+
+# ------------------------------------------------------------------------------------------ availability
+
+_probe_lock = threading.Lock()
+_probed: str | None = None
+
+
+def check_image_sandboxes() -> None:
+    """Raise :class:`ProviderUnavailable` with the reason when image sandboxes cannot run here (checked once)."""
+    global _probed
+    with _probe_lock:
+        if _probed is None:
+            _probed = _probe()
+        if _probed:
+            raise ProviderUnavailable(_probed)
+
+
+def _probe() -> str:
+    if not sys.platform.startswith("linux"):
+        return "image sandboxes need Linux (user namespaces, overlayfs)"
+    if os.geteuid() != 0:
+        return ("image sandboxes need root here: container uids are mapped onto host uids "
+                f"{ENV_UID_BASE}..{ENV_UID_BASE + ENV_UID_COUNT - 1}, which only root may do "
+                "(run as root, or use sandbox = \"docker\" with a container engine)")
+    if shutil.which("bwrap") is None:
+        return "image sandboxes need bubblewrap: apt-get install -y bubblewrap (or make bubblewrap)"
+    root = Path(tempfile.mkdtemp(prefix="jeval-probe-"))
+    try:
+        os.chmod(root, 0o711)
+        parts = {name: root / name for name in ("lower", "upper", "work", "merged")}
+        for path in parts.values():
+            path.mkdir()
+            os.chown(path, ENV_UID_BASE, ENV_UID_BASE)
+        for name in ("usr", "proc", "dev", "tmp"):
+            (parts["lower"] / name).mkdir()
+        spec = RunSpec((parts["lower"],), parts["upper"], parts["work"], parts["merged"],
+                       ("/probe-missing",), env={"PATH": "/usr/bin"})
+        outcome = run_in_image(spec, timeout=30)
+        # bwrap reports the missing program itself: the namespaces, the overlay and bwrap all worked
+        if "probe-missing" not in outcome.stderr:
+            return ("image sandboxes cannot start here (a user namespace with an overlay root and bubblewrap "
+                    f"inside): {outcome.stderr.strip()[-500:] or f'exit status {outcome.returncode}'}")
+        return ""
+    except OSError as exc:
+        return f"image sandboxes cannot start here: {exc}"
+    finally:
+        remove_tree(str(root))
+
+
+# ------------------------------------------------------------------------------------------ the sandbox
+
+_live: set[ImageSandbox] = set()
+_live_lock = threading.Lock()
+
+
+def _stop_all() -> None:
+    with _live_lock:
+        boxes = list(_live)
+    for box in boxes:
+        box.stop()
+
+
+atexit.register(_stop_all)
+
+
+class ImageSandbox(Sandbox):
+    """One task environment over a built image: its own writable layer, every command a fresh namespace.
+
+    ``lowers`` are the image's layers (top first); ``env``, ``workdir``, ``uid``/``gid`` are the image's
+    ``ENV``, ``WORKDIR`` and ``USER``. Commands run with ``bash -c`` (the agent's shell).
+    """
+
+    def __init__(self, lowers: Sequence[Path], *, env: Mapping[str, str], workdir: str = "/", uid: int = 0,
+                 gid: int = 0, network: bool = False, cpus: tuple[int, ...] | None = None,
+                 parent: str | None = None) -> None:
+        self.lowers = tuple(lowers)
+        self.env, self.workdir, self.uid, self.gid = dict(env), workdir, uid, gid
+        self.network, self.cpus = network, cpus
+        self._lock = threading.Lock()
+        root = Path(tempfile.mkdtemp(prefix="tb-", dir=_episode_base(parent)))
+        os.chown(root, ENV_UID_BASE, ENV_UID_BASE)  # 0700, entered by the namespace's root only
+        self.root: Path | None = root
+        for name in ("upper", "work", "merged", "io"):
+            (root / name).mkdir(mode=0o755)
+            os.chown(root / name, ENV_UID_BASE, ENV_UID_BASE)
+        with _live_lock:
+            _live.add(self)
+
+    def _spec(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None,
+              mounts: Sequence[Mount] = (), network: bool | None = None) -> RunSpec:
+        if self.root is None:
+            raise RuntimeError("the sandbox was stopped")
+        return RunSpec(self.lowers, self.root / "upper", self.root / "work", self.root / "merged", tuple(argv),
+                       cwd or self.workdir, dict(self.env if env is None else env), self.uid, self.gid,
+                       self.network if network is None else network, tuple(mounts), cpus=self.cpus)
+
+    def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
+        """``bash -c command`` in the image's ``WORKDIR`` as its ``USER``; everything it started dies at the end."""
+        with self._lock:
+            return run_in_image(self._spec(("/bin/bash", "-c", command)), timeout=timeout, stdin=stdin)
+
+    def run(self, argv: Sequence[str], *, timeout: float, cwd: str | None = None, env: Mapping[str, str] | None = None,
+            mounts: Sequence[Mount] = (), uid: int | None = None, stdin: str | None = None) -> ExecOutcome:
+        """Any command line with its own environment, working directory, binds and identity (the verifier's)."""
+        with self._lock:
+            spec = self._spec(argv, cwd=cwd, env=env, mounts=mounts)
+            if uid is not None:
+                spec = dataclasses.replace(spec, uid=uid, gid=uid)
+            return run_in_image(spec, timeout=timeout, stdin=stdin)
+
+    def io_dir(self, name: str) -> Path:
+        """A fresh host folder ``io/<name>`` (owned by container root) to bind into a later command."""
+        if self.root is None:
+            raise RuntimeError("the sandbox was stopped")
+        path = self.root / "io" / name
+        if os.path.lexists(path):
+            remove_tree(str(path))
+        path.mkdir(mode=0o755)
+        os.chown(path, ENV_UID_BASE, ENV_UID_BASE)
+        return path
+
+    def copy_in(self, source: Path, dest: str) -> None:
+        """Copy a host file or folder to ``dest`` (anywhere), owned by container root."""
+        staging = self.io_dir("in")
+        target = staging / "item"
+        copy_plain(Path(source), target)
+        outcome = self.run(("/bin/sh", "-c", 'mkdir -p "$(dirname "$1")" && cp -a --no-preserve=ownership '
+                            '/jeval/in/item "$1"', "sh", dest), timeout=120, mounts=[Mount(staging, "/jeval/in")],
+                           uid=0)
+        if outcome.returncode != 0:
+            raise RuntimeError(f"copying {source} to {dest} failed: {outcome.stderr.strip()[-500:]}")
+
+    def copy_out(self, source: str, dest: Path) -> None:
+        """Copy the file ``source`` (as the sandbox sees it) to the host path ``dest``."""
+        with open(dest, "wb") as out, self._lock:
+            outcome = run_in_image(self._spec(("/bin/cat", "--", source)), timeout=120, stdout=out)
+        if outcome.returncode != 0:
+            raise ValueError(f"{source} cannot be read in the sandbox: {outcome.stderr.strip()[-300:]}")
+
+    def upper_bytes(self) -> int:
+        """Bytes this sandbox has written so far (its own layer)."""
+        from pytest_jeval.sandbox.shell.images import tree_bytes
+
+        return tree_bytes(self.root / "upper") if self.root is not None else 0
+
+    def stop(self) -> None:
+        """Delete the sandbox's layer and files (no process of it runs between commands)."""
+        with self._lock:
+            root, self.root = self.root, None
+            with _live_lock:
+                _live.discard(self)
+        if root is not None:
+            remove_tree(str(root))
+
+
+def _episode_base(parent: str | None) -> str:
+    """``<tmp>/jeval-images-<euid>``: 0711, so the namespace uids can reach their own 0700 folders."""
+    base = Path(parent or tempfile.gettempdir()) / f"jeval-images-{os.geteuid()}"
+    base.mkdir(mode=0o711, exist_ok=True)
+    info = os.lstat(base)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise RuntimeError(f"{base} must be a directory owned by uid {os.geteuid()}")
+    os.chmod(base, 0o711)
+    return str(base)
+
+
+def copy_plain(source: Path, target: Path, owner: int = ENV_UID_BASE) -> None:
+    """Copy files and folders, owned by ``owner`` (container root), modes kept without set-id bits; links and
+    special files are refused."""
+    info = os.lstat(source)
+    if stat.S_ISDIR(info.st_mode):
+        target.mkdir(mode=0o755)
+        for child in sorted(os.listdir(source)):
+            copy_plain(source / child, target / child, owner)
+    elif stat.S_ISREG(info.st_mode):
+        shutil.copyfile(source, target, follow_symlinks=False)
+        os.chmod(target, stat.S_IMODE(info.st_mode) & 0o777 | 0o400)
+    else:
+        raise ValueError(f"{source} is a link or special file")
+    os.lchown(target, owner, owner)
