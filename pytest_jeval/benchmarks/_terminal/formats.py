@@ -88,6 +88,8 @@ class TaskSpec:
     tags: tuple[str, ...] = ()
     not_runnable: str | None = None
     """Why this task cannot run here (a GPU, several containers, no Dockerfile), or None."""
+    not_runnable_kind: str | None = None
+    """The first reason's kind: ``gpu``, ``containers``, ``no-dockerfile`` or ``parser``."""
 
     @property
     def test_scripts(self) -> list[Path]:
@@ -172,18 +174,18 @@ def _harbor(path: Path) -> TaskSpec:
     tags = meta.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise TaskError(f"{where}: metadata.tags must be a list of strings")
-    reasons = []
+    reasons: list[tuple[str, str]] = []
     env_dir = path / "environment"
     dockerfile = env_dir / "Dockerfile" if (env_dir / "Dockerfile").is_file() else None
     if (env_dir / "docker-compose.yaml").is_file() or (env_dir / "docker-compose.yml").is_file():
-        reasons.append("the task defines several containers (environment/docker-compose.yaml)")
+        reasons.append(("containers", "the task defines several containers (environment/docker-compose.yaml)"))
     if dockerfile is None:
         image = environment.get("docker_image")
-        reasons.append(f"the task names only a prebuilt image ({image}) and no environment/Dockerfile" if image
-                       else "the task has no environment/Dockerfile")
+        reasons.append(("no-dockerfile", f"the task names only a prebuilt image ({image}) and no "
+                        "environment/Dockerfile" if image else "the task has no environment/Dockerfile"))
     gpus = environment.get("gpus", 0)
     if isinstance(gpus, int) and gpus > 0:
-        reasons.append(f"the task needs {gpus} GPU(s) ([environment] gpus)")
+        reasons.append(("gpu", f"the task needs {gpus} GPU(s) ([environment] gpus)"))
     solve = path / "solution" / "solve.sh"
     return TaskSpec(
         id=path.name, path=path, layout="harbor", instruction=instruction, dockerfile=dockerfile,
@@ -196,7 +198,15 @@ def _harbor(path: Path) -> TaskSpec:
         cpus=_int(environment, "cpus", where), memory_mb=_int(environment, "memory_mb", where),
         storage_mb=_int(environment, "storage_mb", where), verifier_env=_env(verifier, where),
         solution_env=_env(solution, where), parser="reward", category=str(meta.get("category", "")),
-        difficulty=str(meta.get("difficulty", "")), tags=tuple(tags), not_runnable="; ".join(reasons) or None)
+        difficulty=str(meta.get("difficulty", "")), tags=tuple(tags),
+        not_runnable=_not_runnable(reasons)[0], not_runnable_kind=_not_runnable(reasons)[1])
+
+
+def _not_runnable(reasons: list[tuple[str, str]]) -> tuple[str | None, str | None]:
+    """``(reasons joined, the first one's kind)``, or ``(None, None)``."""
+    if not reasons:
+        return None, None
+    return "; ".join(text for _, text in reasons), reasons[0][0]
 
 
 def _int(table: dict[str, Any], key: str, where: str) -> int | None:
@@ -232,18 +242,18 @@ def _tb1(path: Path) -> TaskSpec:
     tags = data.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise TaskError(f"{where}: tags must be a list of strings")
-    reasons = []
+    reasons: list[tuple[str, str]] = []
     dockerfile, context = path / "Dockerfile", path
     compose = next((path / n for n in ("docker-compose.yaml", "docker-compose.yml") if (path / n).is_file()), None)
     if compose is not None:
         dockerfile, context, problem = _compose_client(compose, path)
         if problem:
-            reasons.append(problem)
+            reasons.append(("containers", problem))
     if not dockerfile.is_file():
-        reasons.append(f"the task has no {dockerfile.relative_to(path)}")
+        reasons.append(("no-dockerfile", f"the task has no {dockerfile.relative_to(path)}"))
     parser = str(data.get("parser_name") or "pytest")
     if parser != "pytest":
-        reasons.append(f"parser_name {parser!r} is not supported (only pytest)")
+        reasons.append(("parser", f"parser_name {parser!r} is not supported (only pytest)"))
     commands: tuple[str, ...] = ()
     script = path / "solution.sh"
     if (path / "solution.yaml").is_file() and not script.is_file():
@@ -256,7 +266,8 @@ def _tb1(path: Path) -> TaskSpec:
         agent_timeout=_seconds(data, "max_agent_timeout_sec", where, TB1_AGENT_TIMEOUT),
         verifier_timeout=_seconds(data, "max_test_timeout_sec", where, TB1_TEST_TIMEOUT) or TB1_TEST_TIMEOUT,
         allow_internet=True, parser="pytest", category=str(data.get("category", "")),
-        difficulty=str(data.get("difficulty", "")), tags=tuple(tags), not_runnable="; ".join(reasons) or None)
+        difficulty=str(data.get("difficulty", "")), tags=tuple(tags),
+        not_runnable=_not_runnable(reasons)[0], not_runnable_kind=_not_runnable(reasons)[1])
 
 
 def _compose_client(compose: Path, task: Path) -> tuple[Path, Path, str | None]:

@@ -144,16 +144,21 @@ def to_sample(layout: Layout, sandbox: str) -> Callable[[dict[str, Any], int, Lo
             raise ValueError(str(exc)) from None
         if task.layout != layout:
             raise ValueError(f"{ctx.benchmark} reads the {layout} layout; {task.path} is a {task.layout} task")
-        reason = task.not_runnable or static_network_need(task)
+        reason, why = task.not_runnable, task.not_runnable_kind
+        if reason is None:
+            reason, why = static_network_need(task), "verifier-network"
         if reason is None and task.dockerfile is not None and kind == "image":
             try:
                 plan_environment(task.dockerfile, task.context)
-            except (DockerfileError, EnvironmentRefused) as exc:
-                reason = str(exc)
+            except DockerfileError as exc:
+                reason, why = str(exc), "dockerfile-syntax"
+            except EnvironmentRefused as exc:
+                reason, why = str(exc), exc.kind
         options = ctx.options.model_dump() if isinstance(ctx.options, BaseModel) else {}
         return Sample(id=task.id, input=task.instruction, target="the task's tests pass", subject=task.category or None,
                       metadata={"task_dir": str(task.path), "layout": task.layout, "sandbox": kind,
-                                "not_runnable": reason, "difficulty": task.difficulty, "tags": list(task.tags),
+                                "not_runnable": reason, "not_runnable_kind": why if reason else None,
+                                "difficulty": task.difficulty, "tags": list(task.tags),
                                 "options": options})
 
     return make
@@ -413,8 +418,10 @@ def _quote(text: str) -> str:
 def test_task(sample: Sample, episode: Episode, score: Any) -> None:
     """Verify the episode's environment and record the verdict (unscored when the task could not run here)."""
     if episode.stop_reason == "not_run":
-        score(Score.unscorable(episode.error or "the task cannot run here", expected=1.0,
-                               not_runnable=True, deviations=[]))
+        reason = episode.error or "the task cannot run here"
+        kind = sample.metadata.get("not_runnable_kind") or next(
+            (k for prefix, k in _RUNTIME_KINDS if reason.startswith(prefix)), "other")
+        score(Score.unscorable(reason, expected=1.0, not_runnable=True, unscored_kind=kind))
         return
     env = episode.state
     if not isinstance(env, TaskEnv):
@@ -430,10 +437,14 @@ def test_task(sample: Sample, episode: Episode, score: Any) -> None:
             "test_seconds": outcome.seconds, "test_output": outcome.output, "tests": outcome.tests,
             "verifier_network": list(outcome.network), "verifier_problem": outcome.problem}
     if outcome.unscored_reason is not None:
-        score(Score.unscorable(outcome.unscored_reason, expected=1.0, **meta))
+        score(Score.unscorable(outcome.unscored_reason, expected=1.0, unscored_kind="verifier-network", **meta))
         return
     assert outcome.reward is not None
     score(Score(correct=outcome.passed, value=outcome.reward, extracted=outcome.reward, expected=1.0, metadata=meta))
+
+
+_RUNTIME_KINDS = (("the environment could not be built", "build-failed"), ("the verifier kit", "kit-failed"),
+                  ("docker build failed", "build-failed"))
 
 
 def _verify(env: TaskEnv) -> VerifierOutcome:
@@ -445,22 +456,22 @@ def _verify(env: TaskEnv) -> VerifierOutcome:
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """``summary.json`` extras: unscored tasks by reason, build and start-up figures, what a do-nothing agent
+    """``summary.json`` extras: unscored tasks by kind (``gpu``, ``verifier-network``, ``unsupported-base``,
+    ``dockerfile-syntax``, ``build-failed``, ...), build and start-up figures, and what a do-nothing agent
     passes (from the records of a ``nop`` run)."""
-    reasons: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
     builds, startups, layers = [], [], []
     for record in records:
         meta = record.get("scoring_metadata") or {}
         if record.get("is_correct") is None and meta.get("unscored_reason"):
-            reason = str(meta["unscored_reason"])
-            reasons[re.split(r"[:(]", reason, maxsplit=1)[0].strip()[:120]] += 1
+            kinds[str(meta.get("unscored_kind") or "other")] += 1
         if isinstance(meta.get("build_seconds"), (int, float)) and meta.get("build_seconds"):
             builds.append(float(meta["build_seconds"]))
         if isinstance(meta.get("startup_seconds"), (int, float)):
             startups.append(float(meta["startup_seconds"]))
         if isinstance(meta.get("layer_bytes"), int):
             layers.append(meta["layer_bytes"])
-    out: dict[str, Any] = {"unscored_by_reason": dict(reasons.most_common()),
+    out: dict[str, Any] = {"unscored_by_kind": dict(kinds.most_common()),
                            "not_runnable": sum(1 for r in records if (r.get("scoring_metadata") or {}).get(
                                "not_runnable"))}
     if builds:

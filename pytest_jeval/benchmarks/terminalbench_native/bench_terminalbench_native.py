@@ -29,7 +29,7 @@ BENCHMARK = Benchmark(
     options=runner.TerminalBenchOptions,
     data_dir="a folder of Terminal-Bench 2 task folders in the Harbor layout (task.toml, instruction.md, "
              "environment/Dockerfile, tests/test.sh, solution/solve.sh)",
-    data_source="data_dir: Harbor task folders",
+    data_source="data_dir:harbor-tasks",
     summarize_extra=runner.summarize,
     agent=AgentSpec(tools=[runner.bash], environment=runner.environment(), oracle=runner.oracle_steps),
 )

@@ -76,6 +76,11 @@ MOUNT_ROOT = "/jeval"
 class EnvironmentRefused(Exception):
     """A Dockerfile this builder cannot carry out here; the message is the reason (file and line)."""
 
+    def __init__(self, message: str, kind: str = "unsupported-instruction") -> None:
+        super().__init__(message)
+        self.kind = kind
+        """``unsupported-base``, ``unsupported-instruction`` or ``context`` (a missing or special file)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class EnvironmentPlan:
@@ -167,9 +172,9 @@ def context_files(context: Path) -> list[str]:
             info = os.lstat(full)
             if stat.S_ISLNK(info.st_mode):
                 target = os.readlink(full)
-                raise EnvironmentRefused(f"{full}: a link ({target}) in the build context is not supported")
+                raise EnvironmentRefused(f"{full}: a link ({target}) in the build context is not supported", "context")
             if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
-                raise EnvironmentRefused(f"{full}: a special file in the build context")
+                raise EnvironmentRefused(f"{full}: a special file in the build context", "context")
             kept.append(rel)
     return kept
 
@@ -216,7 +221,7 @@ def plan_environment(dockerfile: Path, context: Path | None = None) -> Environme
             try:
                 base = resolve_base(words[0])
             except UnsupportedBase as exc:
-                raise EnvironmentRefused(f"{dockerfile}:{ins.line}: {exc}") from None
+                raise EnvironmentRefused(f"{dockerfile}:{ins.line}: {exc}", "unsupported-base") from None
         elif base is None:
             raise DockerfileError(dockerfile, ins.line, f"{ins.keyword} before FROM (only ARG may come first)")
         elif ins.keyword == "RUN":
