@@ -180,7 +180,9 @@ def build_kit(requirements: list[str], *, log: bool = True) -> Kit:
 def _build(final: Path, runtime: Path, reqs: tuple[str, ...], *, log: bool) -> None:
     loader, libs, python = _layout(runtime)
     final.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".kit-", dir=final.parent))
+    for stale in final.parent.glob(f".{final.name}-*"):  # a build killed half-way (we hold its lock)
+        shutil.rmtree(stale, ignore_errors=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
     try:
         target = work / "kit"
         site = target / "lib" / "python3" / "dist-packages"

@@ -291,6 +291,8 @@ def _build(plan: EnvironmentPlan, base_root: Path, final: Path, *, log: bool, ti
     from pytest_jeval.sandbox.shell.image_sandbox import RunSpec, copy_plain, run_in_image
 
     final.parent.mkdir(parents=True, exist_ok=True)
+    for stale in final.parent.glob(f".{plan.key}-*"):  # a build killed half-way (we hold the key's lock)
+        shutil.rmtree(stale, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix=f".{plan.key}-", dir=final.parent))
     os.chmod(work, 0o711)
     if log:
@@ -439,7 +441,10 @@ def _copy_command(ins: Instruction, state: _State, variables: Mapping[str, str],
             continue
         if is_dir:
             target_list = f"$(cd {q(src)} && ls -A)"
+            lines.append(f"new=; [ -e {q(dest)} ] || new=1")
             lines.append(f"mkdir -p {q(dest)} && cp -a --no-preserve=ownership {q(src)}/. {q(dest)}/")
+            if owner:  # a folder COPY makes belongs to --chown too
+                lines.append(f"[ -z \"$new\" ] || chown {q(owner)} {q(dest)}")
             targets = f"for f in {target_list}; do echo {q(dest)}/\"$f\"; done"
         elif into_dir or dest.endswith("/"):
             name = os.path.basename(src)

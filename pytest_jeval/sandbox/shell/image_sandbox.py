@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import fcntl
 import json
 import os
+import select
 import shutil
 import stat
 import subprocess
@@ -86,6 +88,16 @@ def _check_path(path: Path) -> str:
     return text
 
 
+SETPRIV = "usr/bin/setpriv"
+"""util-linux's ``setpriv`` (in every Debian base): how a command runs as the image's non-root ``USER``."""
+
+
+def _setpriv(spec: RunSpec) -> bool:
+    """True when the image has ``setpriv``: then a non-root ``USER`` is entered inside the sandbox (root-owned
+    files stay root's, as in a container); without it bwrap makes a user namespace of that one uid."""
+    return spec.uid != 0 and any((layer / SETPRIV).is_file() for layer in (spec.upper, *spec.lowers))
+
+
 def bwrap_argv(spec: RunSpec, bwrap: str) -> list[str]:
     """The ``bwrap`` command line that runs inside the namespace over the mounted overlay."""
     argv = [bwrap, "--bind", str(spec.merged), "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
@@ -95,7 +107,8 @@ def bwrap_argv(spec: RunSpec, bwrap: str) -> list[str]:
         argv.append("--unshare-net")
     elif os.path.exists("/etc/resolv.conf"):
         argv += ["--ro-bind", os.path.realpath("/etc/resolv.conf"), "/etc/resolv.conf"]
-    if spec.uid == 0:
+    drop = _setpriv(spec)
+    if spec.uid == 0 or drop:
         argv += ["--cap-drop", "ALL"]
         for cap in DOCKER_CAPS:
             argv += ["--cap-add", cap]
@@ -103,7 +116,8 @@ def bwrap_argv(spec: RunSpec, bwrap: str) -> list[str]:
         argv += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
     for key, value in spec.env.items():
         argv += ["--setenv", key, value]
-    return [*argv, "--chdir", spec.cwd, "--", *spec.argv]
+    user = [f"/{SETPRIV}", f"--reuid={spec.uid}", f"--regid={spec.gid}", "--init-groups", "--"] if drop else []
+    return [*argv, "--chdir", spec.cwd, "--", *user, *spec.argv]
 
 
 def _preexec(cpu_seconds: int, file_bytes: int) -> Callable[[], None]:
@@ -131,27 +145,36 @@ def _preexec(cpu_seconds: int, file_bytes: int) -> Callable[[], None]:
     return preexec
 
 
-def run_in_image(spec: RunSpec, *, timeout: float, stdin: str | None = None, stdout: IO[bytes] | None = None,
-                 file_size_mb: int = 10240) -> ExecOutcome:
-    """Run ``spec`` once; its whole process tree is killed at ``timeout``. With ``stdout`` the command's output
-    goes to that file uncapped (and :attr:`ExecOutcome.stdout` is empty)."""
+def _payload(spec: RunSpec) -> dict[str, object]:
+    """The launcher's spec (:mod:`.nsrun`) of ``spec``."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise ProviderUnavailable("image sandboxes need bubblewrap: apt-get install -y bubblewrap")
-    launch = {"uid_base": ENV_UID_BASE, "uid_count": ENV_UID_COUNT, "lower": [_check_path(p) for p in spec.lowers],
-              "upper": _check_path(spec.upper), "work": _check_path(spec.work), "merged": str(spec.merged),
-              "uid": spec.uid, "gid": spec.gid, "cpus": list(spec.cpus) if spec.cpus else None,
-              "argv": bwrap_argv(spec, bwrap)}
+    return {"uid_base": ENV_UID_BASE, "uid_count": ENV_UID_COUNT, "lower": [_check_path(p) for p in spec.lowers],
+            "upper": _check_path(spec.upper), "work": _check_path(spec.work), "merged": str(spec.merged),
+            "uid": 0 if _setpriv(spec) else spec.uid, "gid": 0 if _setpriv(spec) else spec.gid,
+            "cpus": list(spec.cpus) if spec.cpus else None,
+            "mount_points": [m.target for m in spec.mounts if m.source.is_dir()],
+            "argv": bwrap_argv(spec, bwrap)}
+
+
+def _spec_file(payload: dict[str, object]) -> str:
     with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="nsrun-", delete=False) as fh:
-        json.dump(launch, fh)
-        spec_file = fh.name
+        json.dump(payload, fh)
+        return fh.name
+
+
+def _launch(mode: str, payload: dict[str, object], *, timeout: float, stdin: str | None, stdout: IO[bytes] | None,
+            pass_fds: tuple[int, ...] = (), file_size_mb: int = 10240) -> ExecOutcome:
+    """Run the launcher in ``mode`` once; its process group is killed at ``timeout``."""
+    spec_file = _spec_file(payload)
     try:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
             start = time.monotonic()
-            proc = subprocess.Popen([sys.executable, "-I", "-S", str(NSRUN), spec_file], cwd="/",
+            proc = subprocess.Popen([sys.executable, "-I", "-S", str(NSRUN), mode, spec_file], cwd="/",
                                     env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}, stdin=inp,
                                     stdout=stdout if stdout is not None else out, stderr=err, close_fds=True,
-                                    start_new_session=True,
+                                    pass_fds=pass_fds, start_new_session=True,
                                     preexec_fn=_preexec(max(1, int(timeout)) + 1, file_size_mb * 2**20))
             try:
                 exited = wait_unreaped(proc, timeout)
@@ -166,6 +189,58 @@ def run_in_image(spec: RunSpec, *, timeout: float, stdin: str | None = None, std
     from pytest_jeval.core.redact import redact
 
     return ExecOutcome(returncode, redact(text_out), redact(text_err), not exited, seconds)
+
+
+def run_in_image(spec: RunSpec, *, timeout: float, stdin: str | None = None, stdout: IO[bytes] | None = None,
+                 file_size_mb: int = 10240) -> ExecOutcome:
+    """Run ``spec`` once in namespaces of its own (the builder's steps); its whole process tree is killed at
+    ``timeout``. With ``stdout`` the command's output goes to that file uncapped (``stdout`` is then empty)."""
+    return _launch("run", _payload(spec), timeout=timeout, stdin=stdin, stdout=stdout, file_size_mb=file_size_mb)
+
+
+class _Keeper:
+    """The kept namespaces of one sandbox (``nsrun.py keep``): the overlay is mounted once, for its whole life."""
+
+    def __init__(self, spec: RunSpec) -> None:
+        payload = {**_payload(spec), "argv": []}
+        self._spec_file = _spec_file(payload)
+        self._err = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, "-I", "-S", str(NSRUN), "keep", self._spec_file], cwd="/",
+                                     env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, close_fds=True,
+                                     start_new_session=True, preexec_fn=_preexec(10**9, 1))
+        self.pidfd = -1
+        assert self.proc.stdout is not None
+        ready = select.select([self.proc.stdout], [], [], 120)[0]
+        line = self.proc.stdout.readline().decode() if ready else ""
+        if not line.startswith("ready "):
+            self.close()
+            self._err.seek(0)
+            raise RuntimeError("the sandbox's namespaces could not be made: "
+                               + (self._err.read().decode(errors="replace").strip()[-500:] or "no answer"))
+        self.pidfd = os.pidfd_open(int(line.split()[1]))
+
+    def alive(self) -> bool:
+        """True while the kept namespaces exist."""
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        """Let the namespaces go (the overlay is unmounted with them) and wait for it."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc.pid)
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
+        self._err.close()
+        if os.path.exists(self._spec_file):
+            os.unlink(self._spec_file)
 
 
 # ------------------------------------------------------------------------------------------ availability
@@ -246,8 +321,14 @@ class ImageSandbox(Sandbox):
         self.env, self.workdir, self.uid, self.gid = dict(env), workdir, uid, gid
         self.network, self.cpus = network, cpus
         self._lock = threading.Lock()
-        root = Path(tempfile.mkdtemp(prefix="tb-", dir=_episode_base(parent)))
-        os.chown(root, ENV_UID_BASE, ENV_UID_BASE)  # 0700, entered by the namespace's root only
+        self._keeper: _Keeper | None = None
+        base = _episode_base(parent)
+        _remove_stale(base)
+        root = Path(tempfile.mkdtemp(prefix="tb-", dir=base))
+        self._held = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self._held, fcntl.LOCK_EX)  # held while the sandbox lives; released however this process ends
+        os.chown(root, ENV_UID_BASE, ENV_UID_BASE)
+        os.chmod(root, 0o711)  # the image's USER (another namespace uid) passes through to merged/
         self.root: Path | None = root
         for name in ("upper", "work", "merged", "io"):
             (root / name).mkdir(mode=0o755)
@@ -263,10 +344,20 @@ class ImageSandbox(Sandbox):
                        cwd or self.workdir, dict(self.env if env is None else env), self.uid, self.gid,
                        self.network if network is None else network, tuple(mounts), cpus=self.cpus)
 
+    def _enter(self, spec: RunSpec, *, timeout: float, stdin: str | None = None,
+               stdout: IO[bytes] | None = None) -> ExecOutcome:
+        """Run ``spec`` in the sandbox's kept namespaces (made now when there are none, or they died)."""
+        if self._keeper is None or not self._keeper.alive():
+            if self._keeper is not None:
+                self._keeper.close()
+            self._keeper = _Keeper(spec)
+        payload = {**_payload(spec), "pidfd": self._keeper.pidfd}
+        return _launch("enter", payload, timeout=timeout, stdin=stdin, stdout=stdout, pass_fds=(self._keeper.pidfd,))
+
     def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
         """``bash -c command`` in the image's ``WORKDIR`` as its ``USER``; everything it started dies at the end."""
         with self._lock:
-            return run_in_image(self._spec(("/bin/bash", "-c", command)), timeout=timeout, stdin=stdin)
+            return self._enter(self._spec(("/bin/bash", "-c", command)), timeout=timeout, stdin=stdin)
 
     def run(self, argv: Sequence[str], *, timeout: float, cwd: str | None = None, env: Mapping[str, str] | None = None,
             mounts: Sequence[Mount] = (), uid: int | None = None, stdin: str | None = None) -> ExecOutcome:
@@ -275,7 +366,7 @@ class ImageSandbox(Sandbox):
             spec = self._spec(argv, cwd=cwd, env=env, mounts=mounts)
             if uid is not None:
                 spec = dataclasses.replace(spec, uid=uid, gid=uid)
-            return run_in_image(spec, timeout=timeout, stdin=stdin)
+            return self._enter(spec, timeout=timeout, stdin=stdin)
 
     def io_dir(self, name: str) -> Path:
         """A fresh host folder ``io/<name>`` (owned by container root) to bind into a later command."""
@@ -302,7 +393,7 @@ class ImageSandbox(Sandbox):
     def copy_out(self, source: str, dest: Path) -> None:
         """Copy the file ``source`` (as the sandbox sees it) to the host path ``dest``."""
         with open(dest, "wb") as out, self._lock:
-            outcome = run_in_image(self._spec(("/bin/cat", "--", source)), timeout=120, stdout=out)
+            outcome = self._enter(self._spec(("/bin/cat", "--", source)), timeout=120, stdout=out)
         if outcome.returncode != 0:
             raise ValueError(f"{source} cannot be read in the sandbox: {outcome.stderr.strip()[-300:]}")
 
@@ -313,13 +404,46 @@ class ImageSandbox(Sandbox):
         return tree_bytes(self.root / "upper") if self.root is not None else 0
 
     def stop(self) -> None:
-        """Delete the sandbox's layer and files (no process of it runs between commands)."""
+        """Let its namespaces go and delete the sandbox's layer and files (no process of it runs between
+        commands)."""
         with self._lock:
             root, self.root = self.root, None
+            keeper, self._keeper = self._keeper, None
             with _live_lock:
                 _live.discard(self)
+        if keeper is not None:
+            keeper.close()
         if root is not None:
             remove_tree(str(root))
+            os.close(self._held)
+
+
+LOCK_NAME = ".jeval-owner.lock"
+"""In each sandbox folder: locked by the process that owns it (so a later process can tell a leftover)."""
+_swept: set[str] = set()
+
+
+def _remove_stale(base: str) -> None:
+    """Delete the sandbox folders of processes that died without stopping them (once per base per process)."""
+    if base in _swept:
+        return
+    _swept.add(base)
+    for entry in Path(base).glob("tb-*"):
+        try:
+            if time.time() - os.lstat(entry / LOCK_NAME).st_mtime < 60:
+                continue  # young: its owner may not have locked it yet
+            fd = os.open(entry / LOCK_NAME, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # being made right now, or not ours
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # its owner is alive
+        try:
+            remove_tree(str(entry))
+        finally:
+            os.close(fd)
 
 
 def _episode_base(parent: str | None) -> str:

@@ -246,6 +246,8 @@ def build_base(image: BaseImage, *, log: bool = True) -> tuple[Path, float]:
             raise BuildError("mmdebstrap is not installed: apt-get install -y mmdebstrap (make rootfs installs it)")
         final.parent.mkdir(parents=True, exist_ok=True)
         _searchable(final.parent)
+        for stale in final.parent.glob(".build-*"):  # a build killed half-way (we hold its lock)
+            shutil.rmtree(stale, ignore_errors=True)
         work = Path(tempfile.mkdtemp(prefix=".build-", dir=final.parent))
         target, logfile = work / "root", final.parent / "build.log"
         argv = [mmdebstrap, "--variant=minbase", "--dpkgopt=path-exclude=/usr/share/man/*",

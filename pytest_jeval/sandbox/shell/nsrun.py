@@ -1,29 +1,29 @@
 """The launcher of image sandboxes: a user namespace with a full uid map, an overlay root, then bubblewrap.
 
-Run as ``python -I -S nsrun.py SPEC.json`` by the harness (as root); it uses nothing but the
-standard library. SPEC holds:
+Run by the harness (as root) with nothing but the standard library, in one of three modes:
 
-``uid_base``, ``uid_count``
-    the host uids the namespace's ``0 .. count-1`` map to (container root is ``uid_base``).
-``lower`` (top first), ``upper``, ``work``, ``merged``
-    the overlay: the image's read-only layers, the writable layer of this sandbox, the
-    overlay's work directory and the (empty) directory it is mounted on.
-``uid``, ``gid``
-    the identity the command runs as inside (0: root, with a container's capabilities).
-``argv``
-    the ``bwrap`` command line that runs inside, over ``merged`` as ``/``.
-``cpus``
-    CPUs the sandbox may run on (None: all).
+``nsrun.py keep SPEC.json``
+    makes the sandbox's namespaces and keeps them: a child enters a new user and mount
+    namespace, the launcher (host root) writes its uid and gid maps (``0 uid_base count``:
+    container root is host uid ``uid_base``), and the child, now root of its namespace, makes
+    every mount private, mounts the overlay (``userxattr``: the kernel's unprivileged overlay)
+    on ``merged``, prints ``ready`` and waits until its standard input closes. The overlay is
+    mounted once for the sandbox's whole life, so no two mounts ever share its writable layer.
+``nsrun.py enter SPEC.json``
+    runs one command in a kept sandbox: joins its user and mount namespaces through the pidfd
+    ``pidfd`` (inherited: it names that very process, never a reused pid), becomes root there,
+    makes the mount points of the command's binds, and execs ``argv`` (``bwrap`` over
+    ``merged``, which adds ``/proc``, ``/dev``, the binds and new PID, IPC, UTS and network
+    namespaces). Killing its process group ends the command; the kept namespaces stay.
+``nsrun.py run SPEC.json``
+    ``keep`` and ``enter`` in one: the namespaces last as long as the command (the builder's steps).
 
-What happens: the launcher forks a child, which enters a new user and mount namespace;
-the launcher (host root) writes the child's uid and gid maps (``0 uid_base count``) and
-lets it go on; the child becomes root of its namespace, makes every mount private, mounts
-the overlay (``userxattr``: the kernel's unprivileged overlay) on ``merged`` and execs
-``bwrap``, which builds the sandbox's own mount table over it (``/proc``, ``/dev``, the
-binds) in new PID, IPC, UTS and (unless the spec allows the network) network namespaces.
-Mounts exist only inside these namespaces: they vanish with the last process, however
-it ends, so nothing is ever left mounted on the host. Both processes die with their parent
-(``PR_SET_PDEATHSIG``); the exit status is the command's.
+SPEC holds ``uid_base``, ``uid_count``; ``lower`` (top first), ``upper``, ``work``, ``merged`` (the
+overlay); ``argv``; ``uid``/``gid`` (non-zero: the launcher switches before exec and bwrap makes a
+user namespace of that one uid); ``mount_points`` (made when missing); ``cpus`` (the CPU affinity);
+``pidfd`` (``enter``). Mounts exist only inside these namespaces: they vanish with their last
+process, however it ends, and nothing is ever mounted on the host. Every process dies with its
+parent (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import json
 import os
 import signal
 import sys
+from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -55,14 +56,42 @@ def _die_with_parent(parent: int) -> None:
         os._exit(125)
 
 
-def overlay_options(spec: dict[str, object]) -> str:
+def overlay_options(spec: dict[str, Any]) -> str:
     """The overlay's mount options (paths were checked by the harness: no ``,`` ``:`` or ``=``)."""
-    lower = ":".join(str(p) for p in spec["lower"])  # type: ignore[attr-defined]
+    lower = ":".join(str(p) for p in spec["lower"])
     return f"lowerdir={lower},upperdir={spec['upper']},workdir={spec['work']},userxattr"
 
 
-def child(spec: dict[str, object], ready_w: int, go_r: int, parent: int) -> None:
-    """In the forked child: new namespaces, become root there, mount the overlay, exec bwrap."""
+def _become_root() -> None:
+    os.setgroups([])
+    os.setresgid(0, 0, 0)
+    os.setresuid(0, 0, 0)
+
+
+def _mount(spec: dict[str, Any]) -> None:
+    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+    _check(_libc.mount(b"overlay", str(spec["merged"]).encode(), b"overlay", 0, overlay_options(spec).encode()),
+           "mount overlay")
+
+
+def _exec(spec: dict[str, Any], parent: int) -> None:
+    """Make the binds' mount points, switch to the spec's user, exec its command (bwrap)."""
+    merged = str(spec["merged"])
+    for target in spec.get("mount_points", []):
+        path = merged + "/" + str(target).strip("/")
+        if not os.path.lexists(path):  # made as root here: bwrap may run as another user
+            os.makedirs(path, mode=0o755, exist_ok=True)
+    uid, gid = int(spec.get("uid", 0)), int(spec.get("gid", 0))
+    if uid or gid:
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        _die_with_parent(parent)
+    argv = [str(a) for a in spec["argv"]]
+    os.execv(argv[0], argv)
+
+
+def _namespaced_child(spec: dict[str, Any], ready_w: int, go_r: int, parent: int, keep: bool) -> None:
+    """The forked child: new user and mount namespaces, root there, the overlay mounted; then keep or exec."""
     _die_with_parent(parent)
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare(user, mount)")
     os.write(ready_w, b"u")
@@ -70,24 +99,19 @@ def child(spec: dict[str, object], ready_w: int, go_r: int, parent: int) -> None
     if os.read(go_r, 1) != b"g":
         os._exit(125)  # the launcher died or refused
     os.close(go_r)
-    os.setgroups([])
-    os.setresgid(0, 0, 0)
-    os.setresuid(0, 0, 0)
-    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-    _check(_libc.mount(b"overlay", str(spec["merged"]).encode(), b"overlay", 0,
-                       overlay_options(spec).encode()), "mount overlay")
-    uid, gid = int(spec.get("uid", 0)), int(spec.get("gid", 0))  # type: ignore[call-overload]
-    if uid or gid:
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)  # bwrap then makes a user namespace of its own
-    argv = [str(a) for a in spec["argv"]]  # type: ignore[attr-defined]
-    os.execv(argv[0], argv)
+    _become_root()
+    _die_with_parent(parent)  # a change of credentials clears the parent-death signal: set it again
+    _mount(spec)
+    if not keep:
+        _exec(spec, parent)
+    os.write(1, f"ready {os.getpid()}\n".encode())
+    while os.read(0, 4096):  # until the harness closes our stdin (or dies)
+        pass
+    os._exit(0)
 
 
-def main(argv: list[str]) -> int:
-    """Read the spec, start the child, map its ids, relay its exit status."""
-    with open(argv[1], encoding="utf-8") as fh:
-        spec = json.load(fh)
+def make(spec: dict[str, Any], *, keep: bool) -> int:
+    """``keep`` and ``run``: start the namespaced child, map its ids, relay its exit status."""
     cpus = spec.get("cpus")
     if cpus:
         os.sched_setaffinity(0, set(cpus))
@@ -100,7 +124,7 @@ def main(argv: list[str]) -> int:
         try:
             os.close(ready_r)
             os.close(go_w)
-            child(spec, ready_w, go_r, parent)
+            _namespaced_child(spec, ready_w, go_r, parent, keep)
         except BaseException as exc:
             os.write(2, f"jeval sandbox launcher: {exc}\n".encode())
             os._exit(125)
@@ -121,6 +145,34 @@ def main(argv: list[str]) -> int:
         os.close(ready_r)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+def enter(spec: dict[str, Any]) -> int:
+    """``enter``: join the kept namespaces through the pidfd, become root there, exec the command."""
+    cpus = spec.get("cpus")
+    if cpus:
+        os.sched_setaffinity(0, set(cpus))
+    parent = os.getppid()
+    _check(_libc.setns(int(spec["pidfd"]), CLONE_NEWUSER | CLONE_NEWNS), "setns(the sandbox's namespaces)")
+    os.close(int(spec["pidfd"]))
+    _become_root()
+    _die_with_parent(parent)  # the harness armed it; the change of credentials cleared it
+    _exec(spec, parent)
+    return 125  # not reached
+
+
+def main(argv: list[str]) -> int:
+    """``nsrun.py {keep,enter,run} SPEC.json``."""
+    mode, path = argv[1], argv[2]
+    with open(path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    try:
+        if mode == "enter":
+            return enter(spec)
+        return make(spec, keep=mode == "keep")
+    except OSError as exc:
+        os.write(2, f"jeval sandbox launcher: {exc}\n".encode())
+        return 125
 
 
 if __name__ == "__main__":
