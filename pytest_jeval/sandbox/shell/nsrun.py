@@ -12,9 +12,10 @@ Run by the harness (as root) with nothing but the standard library, in one of th
 ``nsrun.py enter SPEC.json``
     runs one command in a kept sandbox: joins its user and mount namespaces through the pidfd
     ``pidfd`` (inherited: it names that very process, never a reused pid), becomes root there,
-    makes the mount points of the command's binds, and execs ``argv`` (``bwrap`` over
-    ``merged``, which adds ``/proc``, ``/dev``, the binds and new PID, IPC, UTS and network
-    namespaces). Killing its process group ends the command; the kept namespaces stay.
+    makes the mount points of the command's binds, and runs ``argv`` (``bwrap`` over ``merged``,
+    which adds ``/proc``, ``/dev``, the binds and new PID, IPC, UTS and network namespaces) as
+    pid 1 of a PID namespace of its own: when the launcher dies, however early, the kernel kills
+    everything in it. Killing its process group ends the command; the kept namespaces stay.
 ``nsrun.py run SPEC.json``
     ``keep`` and ``enter`` in one: the namespaces last as long as the command (the builder's steps).
 
@@ -31,11 +32,13 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import select
 import signal
 import sys
 from typing import Any
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWUSER = 0x10000000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
@@ -75,6 +78,31 @@ def _mount(spec: dict[str, Any]) -> None:
 
 
 def _exec(spec: dict[str, Any], parent: int) -> None:
+    """Run the command as pid 1 of a new PID namespace and relay its exit status (does not return).
+
+    When this process dies, however early, the kernel kills that namespace's init and with it every
+    process in it (bwrap and all it started), whether or not bwrap had armed its own parent-death
+    signal yet: nothing outlives the launcher."""
+    _check(_libc.unshare(CLONE_NEWPID), "unshare(pid)")
+    alive_r, alive_w = os.pipe()  # our end stays open while we live: EOF tells the child we died
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(alive_w)
+            _check(_libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+            if select.select([alive_r], [], [], 0)[0]:
+                os._exit(125)  # the launcher died before the signal was armed
+            os.close(alive_r)
+            _exec_command(spec)
+        except BaseException as exc:
+            os.write(2, f"jeval sandbox launcher: {exc}\n".encode())
+            os._exit(125)
+    os.close(alive_r)
+    _, status = os.waitpid(pid, 0)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+def _exec_command(spec: dict[str, Any]) -> None:
     """Make the binds' mount points, switch to the spec's user, exec its command (bwrap)."""
     merged = str(spec["merged"])
     for target in spec.get("mount_points", []):
@@ -85,7 +113,7 @@ def _exec(spec: dict[str, Any], parent: int) -> None:
     if uid or gid:
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
-        _die_with_parent(parent)
+        _check(_libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
     argv = [str(a) for a in spec["argv"]]
     os.execv(argv[0], argv)
 
