@@ -22,8 +22,17 @@ from typing import Any
 import pytest
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.terminalbench_support import (HARBOR, NOT_RUNNABLE_HARBOR, RUNNABLE_HARBOR, TB1, TB1_TASKS, ensure_task_sets,
-                                         eventually, host_overlay_mounts, processes_with)
+from tests.terminalbench_support import (
+    HARBOR,
+    NOT_RUNNABLE_HARBOR,
+    RUNNABLE_HARBOR,
+    TB1,
+    TB1_TASKS,
+    ensure_task_sets,
+    eventually,
+    host_overlay_mounts,
+    processes_with,
+)
 
 DEAD_MODEL = 'base_url = "http://127.0.0.1:9/v1"   # oracle and nop never call it'
 

@@ -53,7 +53,7 @@ def test_several_containers_and_bad_folders(tmp_path: Path) -> None:
     (task / "task.yaml").write_text("instruction: ''\n")
     with pytest.raises(TaskError, match="instruction is missing or empty"):
         load_task(task)
-    with pytest.raises(TaskError, match="neither task.toml"):
+    with pytest.raises(TaskError, match=r"neither task\.toml"):
         load_task(tmp_path)
     harbor = tmp_path / "h"
     shutil.copytree(HARBOR / "count-lines", harbor)

@@ -6,8 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_jeval.sandbox.shell.dockerfile import (DockerfileError, expand, parse_dockerfile, parse_dockerfile_text,
-                                                   process_word, split_words)
+from pytest_jeval.sandbox.shell.dockerfile import (
+    DockerfileError,
+    expand,
+    parse_dockerfile,
+    parse_dockerfile_text,
+    process_word,
+    split_words,
+)
 
 TEXT = r"""# syntax=docker/dockerfile:1
 # a comment

@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 
 from pytest_jeval.sandbox.shell.dockerfile import DockerfileError
-from pytest_jeval.sandbox.shell.environments import (BuiltEnvironment, EnvironmentRefused, build_environment,
-                                                     plan_environment)
+from pytest_jeval.sandbox.shell.environments import (
+    BuiltEnvironment,
+    EnvironmentRefused,
+    build_environment,
+    plan_environment,
+)
 from pytest_jeval.sandbox.shell.image_sandbox import DOCKER_CAPS, LOCK_NAME, ImageSandbox, _episode_base
 from pytest_jeval.sandbox.shell.images import ENV_UID_BASE
 from tests.terminalbench_support import eventually, host_overlay_mounts, processes_with, require_image_sandboxes
