@@ -86,3 +86,7 @@ class AgentSpec:
     oracle: Oracle | None = None
     """The sample's gold solution, replayed step by step through the benchmark's own tools by the
     ``oracle`` agent (which validates the environment: it must score 1); None when the benchmark has none."""
+    no_external: str | None = None
+    """Why external agent CLIs (``backend = "command"``, ``"hermes"``, ...) cannot run this benchmark (they run
+    on the host with their own tools; a task environment they cannot reach is such a reason): the suite is
+    refused with it before any request. None: they can."""

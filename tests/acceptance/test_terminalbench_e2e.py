@@ -295,3 +295,15 @@ def test_terminalbench_native_is_refused_where_no_container_engine_answers(pytes
     assert "terminalbench-native needs a container engine that answers" in text
     assert "`docker info` failed: Cannot connect to the Docker daemon" in text and "podman is not installed" in text
     assert "Traceback" not in text
+
+
+@pytest.mark.parametrize("name", ["terminalbench-v2.1", "terminalbench", "terminal_lite"])
+def test_an_external_agent_is_refused_with_the_reason_before_any_request(pytester: pytest.Pytester,
+                                                                         name: str) -> None:
+    data = {"terminalbench-v2.1": f'data_dir = "{HARBOR}"\n', "terminalbench": f'data_dir = "{TB1}"\n'}.get(name, "")
+    (pytester.path / "suite.toml").write_text(f'[[models]]\nname = "m"\n{DEAD_MODEL}\n\n[[benchmarks]]\nname = "{name}"'
+                                              f'\nbackend = "command"\ncommand = ["true", "{{prompt_file}}"]\n{data}')
+    result = pytester.runpytest("--jeval-config", "suite.toml", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*benchmarks[[]0[]].backend: '{name}' cannot run with the command agent: an external "
+                                 "agent CLI runs on the host with its own tools*"])

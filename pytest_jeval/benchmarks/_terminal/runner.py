@@ -44,8 +44,8 @@ from pytest_jeval.sandbox.shell.images import BuildError
 from pytest_jeval.sandbox.shell.providers import ExecOutcome, ProviderUnavailable
 from pytest_jeval.suite.dataset import DatasetLoadError
 
-__all__ = ["SYSTEM_PROMPT", "TaskEnv", "TerminalBenchOptions", "bash", "environment", "oracle_steps", "read_rows",
-           "summarize", "test_task", "to_sample"]
+__all__ = ["NO_EXTERNAL", "SYSTEM_PROMPT", "TaskEnv", "TerminalBenchOptions", "bash", "environment", "oracle_steps",
+           "read_rows", "summarize", "test_task", "to_sample"]
 
 SYSTEM_PROMPT = (
     "You are an agent working in a Linux terminal (a Debian system; you are its user, usually root). Complete the "
@@ -54,6 +54,9 @@ SYSTEM_PROMPT = (
     "with the call that started them. There is no network unless the task says otherwise. When the task is done, "
     "reply with a short summary and no tool call."
 )
+NO_EXTERNAL = ("an external agent CLI runs on the host with its own tools, and the task's environment is a sandbox "
+               "it cannot reach; run the built-in loop (agent = \"orchestrator\") or a named agent")
+"""Why ``backend = "command"``/``"hermes"``/``"openclaw"`` is refused for the Terminal-Bench benchmarks."""
 MAX_COMMAND_CHARS = 100_000
 ORACLE_CHUNK = 90_000
 """Characters of solution files one oracle step writes (the bash tool takes 100,000)."""

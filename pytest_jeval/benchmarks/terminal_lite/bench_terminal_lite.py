@@ -239,7 +239,9 @@ BENCHMARK = Benchmark(
     sample_count=14,
     backends=("agent",),
     sandboxes=tuple(SANDBOXES.names()),
-    agent=AgentSpec(tools=[bash], environment=environment, oracle=oracle_steps),
+    agent=AgentSpec(tools=[bash], environment=environment, oracle=oracle_steps,
+                    no_external="an external agent CLI runs on the host with its own tools, and the task's sandbox is "
+                                "out of its reach; run the built-in loop (agent = \"orchestrator\") or a named agent"),
 )
 
 

@@ -33,7 +33,8 @@ BENCHMARK = Benchmark(
     data_dir="a folder of Terminal-Bench 1 task folders (task.yaml, Dockerfile, run-tests.sh, tests/, solution.sh)",
     data_source="data_dir:tb1-tasks",
     summarize_extra=runner.summarize,
-    agent=AgentSpec(tools=[runner.bash], environment=runner.environment(), oracle=runner.oracle_steps),
+    agent=AgentSpec(tools=[runner.bash], environment=runner.environment(), oracle=runner.oracle_steps,
+                    no_external=runner.NO_EXTERNAL),
 )
 
 

@@ -37,7 +37,8 @@ BENCHMARK = Benchmark(
              "environment/Dockerfile, tests/test.sh, solution/solve.sh)",
     data_source="data_dir:harbor-tasks",
     summarize_extra=runner.summarize,
-    agent=AgentSpec(tools=[runner.bash], environment=runner.environment(), oracle=runner.oracle_steps),
+    agent=AgentSpec(tools=[runner.bash], environment=runner.environment(), oracle=runner.oracle_steps,
+                    no_external=runner.NO_EXTERNAL),
 )
 
 
