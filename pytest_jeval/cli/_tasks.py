@@ -171,7 +171,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
               _cell(r["build_seconds"]) + (" (cached)" if r["cached"] else ""), _cell(r["startup_seconds"]),
               r["verdict"]] for r in rows]
     widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(header)]
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     print("  ".join("-" * w for w in widths))
     for row, line in zip(rows, cells):
         print("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())

@@ -241,8 +241,10 @@ def environment() -> Callable[[Sample, Path], TaskEnv]:
         network = bool(opts.allow_internet and task.allow_internet)
         cpus = _cpus(task.cpus)
         start_at = time.monotonic()
-        sandbox = ImageSandbox(built.lowers, env=dict(built.env), workdir=built.workdir, uid=built.uid, gid=built.gid,
-                               network=network, cpus=cpus)
+        env = dict(built.env)
+        env.setdefault("HOME", _home(built))
+        sandbox = ImageSandbox(built.lowers, env=env, workdir=built.workdir, uid=built.uid, gid=built.gid,
+                               network=network, cpus=cpus, file_size_mb=task.storage_mb or 10240)
         try:
             first = sandbox.exec("true", timeout=60)
             if first.returncode != 0:

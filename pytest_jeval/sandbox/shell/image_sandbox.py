@@ -316,8 +316,9 @@ class ImageSandbox(Sandbox):
 
     def __init__(self, lowers: Sequence[Path], *, env: Mapping[str, str], workdir: str = "/", uid: int = 0,
                  gid: int = 0, network: bool = False, cpus: tuple[int, ...] | None = None,
-                 parent: str | None = None) -> None:
+                 parent: str | None = None, file_size_mb: int = 10240) -> None:
         self.lowers = tuple(lowers)
+        self.file_size_mb = file_size_mb
         self.env, self.workdir, self.uid, self.gid = dict(env), workdir, uid, gid
         self.network, self.cpus = network, cpus
         self._lock = threading.Lock()
@@ -352,7 +353,8 @@ class ImageSandbox(Sandbox):
                 self._keeper.close()
             self._keeper = _Keeper(spec)
         payload = {**_payload(spec), "pidfd": self._keeper.pidfd}
-        return _launch("enter", payload, timeout=timeout, stdin=stdin, stdout=stdout, pass_fds=(self._keeper.pidfd,))
+        return _launch("enter", payload, timeout=timeout, stdin=stdin, stdout=stdout, pass_fds=(self._keeper.pidfd,),
+                       file_size_mb=self.file_size_mb)
 
     def exec(self, command: str, *, timeout: float, stdin: str | None = None) -> ExecOutcome:
         """``bash -c command`` in the image's ``WORKDIR`` as its ``USER``; everything it started dies at the end."""
