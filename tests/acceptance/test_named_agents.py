@@ -41,7 +41,9 @@ def test_the_oracle_scores_one_on_every_task_and_nop_zero(pytester: pytest.Pytes
 
     result, records = run(pytester, "nop")
     assert result.ret == 1
-    assert records and all(r["is_correct"] is False for r in records)
+    # doing nothing passes only the refusal task whose right outcome is no change and nothing said (the
+    # tau-bench reward); nop's episode has the environment's final state like any other agent's
+    assert records and {r["record_id"] for r in records if r["is_correct"] is not False} == {"retail-011"}
     assert {r["agent"]["name"] for r in records} == {"nop"}  # type: ignore[index]
 
 
