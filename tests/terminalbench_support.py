@@ -20,7 +20,7 @@ from pytest_jeval.benchmarks._terminal.formats import find_tasks, load_task
 from pytest_jeval.benchmarks._terminal.kit import build_kit, requirements_of
 from pytest_jeval.sandbox.shell.environments import BuiltEnvironment, build_environment, plan_environment
 from pytest_jeval.sandbox.shell.image_sandbox import check_image_sandboxes
-from pytest_jeval.sandbox.shell.images import ENV_UID_BASE, ENV_UID_COUNT, BuildError
+from pytest_jeval.sandbox.shell.images import BuildError
 from pytest_jeval.sandbox.shell.providers import ProviderUnavailable
 
 TB_DATA = Path(__file__).resolve().parent / "data" / "terminalbench"
@@ -62,35 +62,6 @@ def ensure_task_sets() -> None:
             if path.name in NOT_RUNNABLE_HARBOR and path.name != "verifier-apt-install":
                 continue
             built(path)
-
-
-def sandbox_processes() -> list[int]:
-    """Host processes running as a namespace uid of the image sandboxes (none once every sandbox ended)."""
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if line.startswith("Uid:"):
-                uid = int(line.split()[1])
-                if ENV_UID_BASE <= uid < ENV_UID_BASE + ENV_UID_COUNT:
-                    found.append(int(status.parent.name))
-                break
-    return [pid for pid in found if pid != os.getpid()]
-
-
-def launcher_processes() -> list[int]:
-    """Host processes running the image sandboxes' launcher (``nsrun.py``)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if b"nsrun.py" in cmdline.read_bytes():
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            continue
-    return found
 
 
 def eventually(check: Callable[[], bool], within: float = 30.0) -> bool:
