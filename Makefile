@@ -71,6 +71,13 @@ rootfs: $(VENV)/.installed
 		|| { echo "mmdebstrap could not be installed (apt-get install -y mmdebstrap): the terminal tests cannot run"; exit 1; }; } \
 		&& $(PY) -m pytest_jeval.sandbox.shell.rootfs build; }
 
+# Terminal-Bench environments of the test task sets (tests/data/terminalbench): two Debian bases built with
+# mmdebstrap (about 3 minutes the first time) and a small layer per task, cached outside the repository
+# (docs/terminal.md). `make test` builds them first, so the terminalbench tests find them ready.
+.PHONY: terminalbench-envs
+terminalbench-envs: rootfs
+	$(PY) -m pytest_jeval.benchmarks._terminal.prebuild tests/data/terminalbench/harbor tests/data/terminalbench/tb1
+
 # External agent frameworks (docs/external-agents-frameworks.md). Hermes Agent pins exact versions:
 # it gets its own virtualenv, on a Python it supports (>=3.11,<3.14).
 # `make test` installs both (a few minutes, once); one that cannot be installed does not stop it:
@@ -116,7 +123,7 @@ docs: $(VENV)/.installed-dev
 
 # Two pytest-xdist workers: most tests wait on subprocesses and servers, so the suite takes
 # about 5 minutes on two cores instead of about 9 in one process. tests/scale has its own target.
-test: $(VENV)/.installed-dev chromium bubblewrap rootfs taubench frameworks lint docs
+test: $(VENV)/.installed-dev chromium bubblewrap rootfs taubench frameworks terminalbench-envs lint docs
 	$(PY) -m pytest -n 2 --ignore=tests/scale
 
 # LiteLLM's proxy, the router of the scaling tests (docs/routers.md): a virtualenv of its own,

@@ -20,6 +20,9 @@ import scipy.stats  # noqa: F401
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, Fault, last_user_message
 
+collect_ignore = ["data"]
+"""tests/data is data: the Terminal-Bench task folders in it hold verifiers named test_*.py, never collected here."""
+
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = REPO / "tests" / "data"
 SECRET = "sk-jeval-test-SECRET-4711"

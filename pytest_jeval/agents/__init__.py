@@ -6,7 +6,16 @@ See docs/agents.md.
 from __future__ import annotations
 
 from pytest_jeval.agents.spec import AgentSpec, AsyncChat, UserSimulator
-from pytest_jeval.agents.tool import HarnessError, Tool, ToolContext, ToolError, ToolOutput, spec_tool, tool
+from pytest_jeval.agents.tool import (
+    HarnessError,
+    NotRunnable,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    spec_tool,
+    tool,
+)
 from pytest_jeval.core.episode import STOP_REASONS, Episode, StopReason, ToolCallRecord
 
 __all__ = [
@@ -15,6 +24,7 @@ __all__ = [
     "AsyncChat",
     "Episode",
     "HarnessError",
+    "NotRunnable",
     "StopReason",
     "Tool",
     "ToolCallRecord",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_jeval.agents.named import AGENTS, EpisodeParts
 from pytest_jeval.agents.setup import EpisodeSetup, nonce_of
 from pytest_jeval.agents.spec import AsyncChat
-from pytest_jeval.agents.tool import ToolContext
+from pytest_jeval.agents.tool import NotRunnable, ToolContext
 from pytest_jeval.calls.loopthread import LoopThread
 from pytest_jeval.core.chat import Messages, Reply
 from pytest_jeval.core.episode import Episode
@@ -104,8 +104,11 @@ class EpisodeRunner:
         workspace = await asyncio.to_thread(make_workspace, list(files)) if needed else None
         try:
             home = workspace if workspace is not None else Path(os.devnull)  # no tool can reach it then
-            state = (await asyncio.to_thread(spec.environment, sample, home)
-                     if spec.environment is not None else None)
+            try:
+                state = (await asyncio.to_thread(spec.environment, sample, home)
+                         if spec.environment is not None else None)
+            except NotRunnable as exc:  # nothing to run on this machine: no model call
+                return Episode(messages=list(messages), stop_reason="not_run", error=str(exc), agent=setup.agent)
             ctx = ToolContext(sample=sample, workspace=home, state=state, timeout=setup.tool_timeout)
             simulator = spec.user(sample, self._user_chat(setup, user, nonce)) if spec.user is not None else None
             agent = AGENTS.get(setup.agent)

@@ -111,3 +111,7 @@ class AgentSpec:
     one without never does. See docs/agents.md, "Episode mode"."""
     sequential: bool = False
     """True: the benchmark always runs in episode mode (it is about learning across a sequence); needs ``memory``."""
+    no_external: str | None = None
+    """Why external agent CLIs (``backend = "command"``, ``"hermes"``, ...) cannot run this benchmark (they run
+    on the host with their own tools; a task environment they cannot reach is such a reason): the suite is
+    refused with it before any request. None: they can."""

@@ -62,6 +62,12 @@ class HarnessError(Exception):
     the episode ends with ``stop_reason = "error"`` and the item is an error."""
 
 
+class NotRunnable(Exception):
+    """Raised by ``AgentSpec.environment`` when the sample cannot run on this machine (its task needs a GPU,
+    the network, an unsupported image): the episode ends before any model call with ``stop_reason =
+    "not_run"`` and the message as ``Episode.error``, and the benchmark scores it unscored with that reason."""
+
+
 @dataclasses.dataclass
 class ToolContext:
     """What a tool may use besides its arguments."""

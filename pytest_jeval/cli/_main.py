@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from pytest_jeval import __version__
-from pytest_jeval.cli import _compare, _list, _report, _rescore, _run, _summarize
+from pytest_jeval.cli import _compare, _list, _report, _rescore, _run, _summarize, _tasks
 from pytest_jeval.cli._read import FAILED
 from pytest_jeval.results.reader import ResultFileError
 
@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the new JSONL (default {stem}.rescored-{scorer}.jsonl beside the input)")
 
     _run.add_parsers(sub)
+    _tasks.add_parsers(sub)
     return parser
 
 
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough: list[str] = []
-    if argv[:1] and argv[0] in _run.PASSTHROUGH_COMMANDS:  # `jeval run ... -- PYTEST ARGS`
+    if argv[:1] and argv[0] in (*_run.PASSTHROUGH_COMMANDS, "tasks"):  # `jeval run ... -- PYTEST ARGS`
         argv, passthrough = _run.split_passthrough(argv)
         args, extra = parser.parse_known_args(argv)
         if extra:

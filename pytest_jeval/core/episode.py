@@ -7,11 +7,14 @@ from typing import Any, Literal
 
 from pytest_jeval.core.chat import Messages, Reply
 
-StopReason = Literal["final", "max_turns", "max_tool_calls", "token_limit", "time_limit", "error"]
+StopReason = Literal["final", "max_turns", "max_tool_calls", "token_limit", "time_limit", "error", "not_run"]
 """Why an episode ended: the model answered without tool calls (``final``), a limit stopped
-it, or the harness failed (``error``: endpoint down after retries, sandbox unavailable)."""
+it, the harness failed (``error``: endpoint down after retries, sandbox unavailable), or the
+sample cannot run on this machine (``not_run``: the benchmark's environment said why before
+any model call; the test scores it unscored with that reason)."""
 
-STOP_REASONS: tuple[StopReason, ...] = ("final", "max_turns", "max_tool_calls", "token_limit", "time_limit", "error")
+STOP_REASONS: tuple[StopReason, ...] = ("final", "max_turns", "max_tool_calls", "token_limit", "time_limit", "error",
+                                        "not_run")
 
 
 @dataclasses.dataclass
@@ -66,7 +69,7 @@ class Episode:
     turns: int = 0
     """Model turns taken (requests answered)."""
     error: str | None = None
-    """For ``stop_reason = "error"``: what failed."""
+    """For ``stop_reason = "error"``: what failed; for ``"not_run"``: why the sample cannot run here."""
     state: Any = None
     """The benchmark's per-episode environment state (a mock database, ...), after the episode."""
     wall_seconds: float = 0.0

@@ -94,12 +94,13 @@ def installed_index() -> dict[str, str]:
 
 def builtin_module(name: str) -> str | None:
     """The module of built-in benchmark ``name`` when it lives in ``bench_<name>.py`` (all but a few
-    do; a hyphen in the name is an underscore in the module's, as ``ama-bench`` in ``ama_bench/bench_ama_bench.py``),
-    found by importing that one module instead of walking the package; else None."""
+    do; a name with ``-`` and ``.`` in ``bench_<name with _ for - and no .>.py``, as ``terminalbench-v2.1``
+    in ``terminalbench_v21/bench_terminalbench_v21.py``), found by importing that one module instead of
+    walking the package; else None."""
     import importlib.util
 
-    stem = name.replace("-", "_")
-    if not stem.isidentifier():
+    stem = name.replace("-", "_").replace(".", "")
+    if not stem.isidentifier() or stem.startswith("_"):
         return None
     for mod_name in (f"{BUILTIN_PACKAGE}.bench_{stem}", f"{BUILTIN_PACKAGE}.{stem}.bench_{stem}"):
         try:

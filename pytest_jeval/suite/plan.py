@@ -587,6 +587,9 @@ def _external_backend(where: str, entry: BenchmarkEntry, bench: Benchmark, backe
         runs = " or ".join(repr(b) for b in bench.backends)
         raise SuiteError(f"{where}.backend: {entry.name!r} cannot run as {backend!r}: an external agent needs a "
                          f"benchmark that runs as an agent (it runs as {runs})")
+    if bench.agent is not None and bench.agent.no_external:
+        raise SuiteError(f"{where}.backend: {entry.name!r} cannot run with the {backend} agent: "
+                         f"{bench.agent.no_external}")
     if entry.tools:
         raise SuiteError(f"{where}.tools: the {backend} agent brings its own tools; remove tools")
     try:

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_jeval import Benchmark, LoadContext, Sample, Score
 from pytest_jeval.agents import AgentSpec, Episode, HarnessError, ToolContext, ToolError, tool
+from pytest_jeval.agents.spec import OracleStep, SayStep, ToolStep
 from pytest_jeval.benchmarks._terminal.tasks import SETUP, TerminalTask, load_task
 from pytest_jeval.sandbox.shell.providers import SANDBOXES, ExecOutcome, ProviderUnavailable, Sandbox, get_provider
 from pytest_jeval.sandbox.shell.verifier import Verdict, decide, verify
@@ -46,11 +49,33 @@ def _checked_provider(name: str) -> None:
     get_provider(name).check()
 
 
+def read_rows(files: Sequence[Path], ctx: LoadContext) -> list[dict[str, Any]]:
+    """The rows of the index files (``data_files``, else the bundled ``data/tasks.jsonl``), or with ``data_dir``
+    one row per task folder in it (absolute paths)."""
+    if ctx.local_dir is not None:
+        folders = sorted(p for p in ctx.local_dir.iterdir() if (p / "task.toml").is_file())
+        if (ctx.local_dir / "task.toml").is_file():
+            folders = [ctx.local_dir]
+        if not folders:
+            raise DatasetLoadError(f"terminal_lite: no task folder (with task.toml) in {ctx.local_dir}")
+        return [{"path": str(p.resolve())} for p in folders]
+    rows: list[dict[str, Any]] = []
+    for file in files:
+        for number, line in enumerate(Path(file).read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    raise DatasetLoadError(f"{file}:{number}: not a JSON object") from None
+    return rows
+
+
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
     """One task folder; the sandbox it needs is checked here, before any sample runs."""
-    if ctx.data_dir is None:
+    given = Path(str(row["path"]))
+    if not given.is_absolute() and ctx.data_dir is None:
         raise ValueError("terminal_lite rows name task folders relative to the index file")
-    path = (ctx.data_dir / str(row["path"])).resolve()
+    path = (given if given.is_absolute() else Path(str(ctx.data_dir)) / given).resolve()
     task = load_task(path)
     sandbox = str(ctx.sandbox or row.get("sandbox") or "bubblewrap")  # the suite's key wins over the index
     provider = get_provider(sandbox)
@@ -151,6 +176,22 @@ def bash(command: str, ctx: ToolContext) -> str:
     return format_outcome(outcome, ctx.timeout)
 
 
+def oracle_steps(sample: Sample) -> list[OracleStep]:
+    """The task's ``solution/solve.sh`` as one ``bash`` call that shows it: written to /tmp/solution and run in
+    /app (the oracle validates the task: it must pass, and ``nop`` must not)."""
+    task = load_task(Path(sample.metadata["task_dir"]))
+    if not task.solution.is_file():
+        return [SayStep("(this task has no solution/solve.sh)")]
+    text = task.solution.read_text(encoding="utf-8")
+    tag = "JEVAL_EOF"
+    while tag in text:
+        tag += "_"
+    end = "" if text.endswith("\n") else "\n"
+    command = f"mkdir -p /tmp/solution && cat > /tmp/solution/solve.sh <<'{tag}'\n{text}{end}{tag}\n" \
+              "bash /tmp/solution/solve.sh"
+    return [ToolStep("bash", {"command": command}), SayStep("done")]
+
+
 NOT_RESCORED = "not rescored: the record holds no checker outcome (test_exit_status)"
 
 
@@ -176,6 +217,9 @@ BENCHMARK = Benchmark(
     category="agentic",
     description="Shell tasks in the Terminal-Bench 2 layout, in a bubblewrap sandbox over a Debian rootfs",
     bundled_files=("data/tasks.jsonl",),
+    read_rows=read_rows,
+    data_dir="a folder of task folders in the Terminal-Bench 2 layout without a Dockerfile (task.toml, "
+             "instruction.md, environment/, tests/test.sh, solution/solve.sh)",
     to_sample=to_sample,
     prompt=prompt,
     scorer="terminal_tests",
@@ -184,7 +228,9 @@ BENCHMARK = Benchmark(
     sample_count=14,
     backends=("agent",),
     sandboxes=tuple(SANDBOXES.names()),
-    agent=AgentSpec(tools=[bash], environment=environment),
+    agent=AgentSpec(tools=[bash], environment=environment, oracle=oracle_steps,
+                    no_external="an external agent CLI runs on the host with its own tools, and the task's sandbox is "
+                                "out of its reach; run the built-in loop (agent = \"orchestrator\") or a named agent"),
 )
 
 

@@ -1,0 +1,214 @@
+"""The verification protocol: tests copied in after the agent, a clean verifier, and the reward read as upstream.
+
+:func:`verify` runs once the agent phase is over (no process of the agent is left: each command's
+PID namespace ended with it):
+
+1. ``tests/`` (and Terminal-Bench 1's ``run-tests.sh``) is copied into a fresh host folder bound
+   at ``/tests``; ``/logs/verifier`` is a fresh, empty folder; the verifier kit
+   (:mod:`.kit`) is bound read-only at ``/jeval/kit`` and ``/jeval/runtime``. None of them
+   existed during the agent phase, so the agent cannot have written them.
+2. ``bash /tests/test.sh`` (``run-tests.sh``) runs in the image's ``WORKDIR`` as its ``USER``,
+   with a clean environment: the image's ``ENV``, the task's ``[verifier] env``, ``TEST_DIR=/tests``,
+   and ``PATH`` = the kit's stand-ins first, then the image's. Its output goes to
+   ``/logs/verifier/test-stdout.txt`` (as Harbor's does).
+3. The verdict is read by the harness from the host side:
+
+   - Harbor: ``/logs/verifier/reward.json`` (an object of numbers; its ``reward``, or its only
+     number) as Harbor reads it, else ``reward.txt`` (one number), else the test script's exit
+     status (0 is reward 1). A reward file that cannot be read is reward 0, with the reason.
+   - Terminal-Bench 1: its pytest parser on the output: the lines after ``short test summary
+     info``; PASSED, SKIPPED and XFAIL pass, anything else fails; resolved when every test
+     listed passed (upstream's rule, an empty list included); no summary is unresolved.
+
+   A verifier that timed out scores 0. One that needed the network (a stand-in noted it in
+   ``/jeval/notes``) and did not pass is **unscored** with the commands it tried.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from pytest_jeval.benchmarks._terminal.formats import TaskSpec
+from pytest_jeval.benchmarks._terminal.kit import Kit, kit_mounts, verifier_path
+from pytest_jeval.sandbox.shell.image_sandbox import ImageSandbox, Mount, copy_plain
+
+__all__ = ["VerifierOutcome", "outcome_of", "parse_pytest_summary", "read_reward", "verify"]
+
+MAX_READ = 1 << 20
+STDOUT_FILE = "test-stdout.txt"
+_SUMMARY = re.compile(r"=+\s*short test summary info\s*=+", re.IGNORECASE)
+_PASSING = ("PASSED", "SKIPPED", "XFAIL")
+_STATUSES = ("PASSED", "FAILED", "SKIPPED", "XFAIL", "XPASS", "ERROR")
+
+
+@dataclasses.dataclass(frozen=True)
+class VerifierOutcome:
+    """What the verifier did and the verdict read from it."""
+
+    reward: float | None
+    """The reward (1.0 is a pass); None when unscored."""
+    source: str
+    """Where it came from: ``reward.json``, ``reward.txt``, ``exit status``, ``pytest summary``."""
+    exit_status: int
+    timed_out: bool
+    seconds: float
+    output: str
+    """The end of the verifier's output."""
+    rewards: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Every number of ``reward.json``."""
+    tests: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Terminal-Bench 1: each test's status from the pytest summary."""
+    network: tuple[str, ...] = ()
+    """Commands the verifier tried that needed the network."""
+    problem: str | None = None
+    """Why the reward is 0 or missing beyond the tests' own verdict (an unreadable reward file, a timeout)."""
+    unscored_reason: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """True when the reward is at least 1."""
+        return self.reward is not None and self.reward >= 1.0
+
+
+def outcome_of(reward: float | None, source: str, base: dict[str, Any], **extra: Any) -> VerifierOutcome:
+    """A :class:`VerifierOutcome` from the verifier run's facts (``base``) and the verdict."""
+    return VerifierOutcome(reward=reward, source=source, exit_status=int(base["exit_status"]),
+                           timed_out=bool(base["timed_out"]), seconds=float(base["seconds"]),
+                           output=str(base["output"]), network=tuple(base.get("network", ())), **extra)
+
+
+def _read_small(path: Path) -> bytes | None:
+    """A regular file's bytes (None when missing); links and special files are refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ValueError(f"{path.name} cannot be opened: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path.name} is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(MAX_READ)
+    finally:
+        os.close(fd)
+
+
+def _tail(path: Path, limit: int) -> str:
+    try:
+        data = _read_small(path) or b""
+    except ValueError:
+        return ""
+    return data[-limit:].decode("utf-8", "replace")
+
+
+def read_reward(folder: Path) -> tuple[float | None, str, dict[str, float], str | None]:
+    """Harbor's reward files in ``folder``: ``(reward, source, every number of reward.json, problem)``;
+    ``reward`` is None when neither file exists."""
+    try:
+        data = _read_small(folder / "reward.json")
+        if data is not None:
+            try:
+                parsed: Any = json.loads(data.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                return 0.0, "reward.json", {}, "reward.json is not valid JSON"
+            if not isinstance(parsed, dict):
+                return 0.0, "reward.json", {}, "reward.json is not a JSON object"
+            numbers = {str(k): float(v) for k, v in parsed.items()
+                       if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))}
+            if "reward" not in numbers:
+                text = _read_small(folder / "reward.txt")  # Harbor's fallback for the scalar reward
+                if text is not None:
+                    try:
+                        numbers["reward"] = float(text.decode("utf-8").strip())
+                    except (ValueError, UnicodeDecodeError):
+                        pass
+            if "reward" in numbers:
+                return numbers["reward"], "reward.json", numbers, None
+            if len(numbers) == 1:
+                return next(iter(numbers.values())), "reward.json", numbers, None
+            return 0.0, "reward.json", numbers, "reward.json has no \"reward\" and not exactly one number"
+        text = _read_small(folder / "reward.txt")
+        if text is not None:
+            try:
+                value = float(text.decode("utf-8").strip())
+            except (ValueError, UnicodeDecodeError):
+                return 0.0, "reward.txt", {}, f"reward.txt is not a number: {text[:40]!r}"
+            if not math.isfinite(value):
+                return 0.0, "reward.txt", {}, f"reward.txt is not a finite number: {value}"
+            return value, "reward.txt", {"reward": value}, None
+    except ValueError as exc:
+        return 0.0, "reward file", {}, str(exc)
+    return None, "", {}, None
+
+
+def parse_pytest_summary(output: str) -> dict[str, str] | None:
+    """Terminal-Bench 1's pytest parser: each test's status from the lines after ``short test summary info``
+    (``FAILED path::test - message`` keeps the name before the `` - ``); None when there is no summary."""
+    parts = _SUMMARY.split(output, maxsplit=1)
+    if len(parts) < 2:
+        return None
+    results: dict[str, str] = {}
+    for line in parts[1].splitlines():
+        if line.startswith("FAILED") and " - " in line:
+            line = " - ".join(line.split(" - ")[:-1])
+        words = line.split(maxsplit=1)
+        if len(words) < 2:
+            continue
+        status = words[0].strip().strip(":")
+        if status not in _STATUSES:
+            continue
+        name = words[1].strip().split("::", 1)[-1]
+        if name:
+            results[name] = status
+    return results
+
+
+def verify(sandbox: ImageSandbox, task: TaskSpec, kit: Kit, *, image_env: dict[str, str], home: str) -> VerifierOutcome:
+    """Run the task's verifier in ``sandbox`` after the agent phase (see the module docstring)."""
+    tests = sandbox.io_dir("tests")
+    for child in sorted(task.tests_dir.iterdir()):
+        copy_plain(child, tests / child.name)
+    for extra in task.extra_test_files:
+        if not (tests / extra.name).exists():
+            copy_plain(extra, tests / extra.name)
+    logs = sandbox.io_dir("logs-verifier")
+    notes = sandbox.io_dir("notes")
+    env = {**image_env, **dict(task.verifier_env), "TEST_DIR": "/tests", "HOME": home,
+           "PATH": verifier_path(image_env.get("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"))}
+    command = f"bash /tests/{task.test_script} > /logs/verifier/{STDOUT_FILE} 2>&1"
+    mounts = [Mount(tests, "/tests", writable=True), Mount(logs, "/logs/verifier", writable=True),
+              *kit_mounts(kit, notes)]
+    outcome = sandbox.run(("/bin/bash", "-c", command), timeout=task.verifier_timeout, env=env, mounts=mounts)
+    output = _tail(logs / STDOUT_FILE, 200_000)
+    network = tuple(line for line in _tail(notes / "network.txt", 20_000).splitlines() if line.strip())
+    base: dict[str, Any] = {
+        "exit_status": outcome.returncode, "timed_out": outcome.timed_out, "seconds": round(outcome.seconds, 3),
+        "output": (output[-3000:] + ("\n" + outcome.stderr[-1000:] if outcome.stderr.strip() else "")).strip(),
+        "network": network}
+    if outcome.timed_out:
+        result = outcome_of(0.0, "timeout", base, problem=f"the verifier timed out after {task.verifier_timeout:g} s")
+    elif task.parser == "pytest":
+        statuses = parse_pytest_summary(output)
+        if statuses is None:
+            result = outcome_of(0.0, "pytest summary", base,
+                                problem="the verifier printed no pytest summary (short test summary info)")
+        else:
+            ok = all(s in _PASSING for s in statuses.values())
+            result = outcome_of(1.0 if ok else 0.0, "pytest summary", base, tests=statuses)
+    else:
+        reward, source, numbers, problem = read_reward(logs)
+        if reward is None:
+            reward, source = (1.0 if outcome.returncode == 0 else 0.0), "exit status"
+        result = outcome_of(reward, source, base, rewards=numbers, problem=problem)
+    if network and not result.passed:
+        reason = f"the verifier needed the network, which it does not have here: {'; '.join(network)[:600]}"
+        return dataclasses.replace(result, reward=None, unscored_reason=reason)
+    return result

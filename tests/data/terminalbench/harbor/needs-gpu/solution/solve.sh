@@ -1,0 +1,2 @@
+#!/bin/bash
+nvidia-smi --query-gpu=name --format=csv,noheader > /app/gpu.txt

@@ -1,0 +1,2 @@
+#!/bin/bash
+printf 'Hello, %s!\n' "$(cat /app/name.txt)" > /app/greeting.txt
