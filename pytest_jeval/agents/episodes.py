@@ -103,6 +103,8 @@ class EpisodeRunner:
             parts = EpisodeParts(setup=setup, sample=sample, messages=messages, tools=tools, call_model=call_model,
                                  ctx=ctx, limits=setup.limits, user=simulator)
             ran = await agent.run(parts)
+            if spec.finish is not None:
+                ran = dataclasses.replace(ran, state=await asyncio.to_thread(spec.finish, state, home))
             return dataclasses.replace(ran, agent=setup.agent)
         finally:
             if workspace is not None:

@@ -87,6 +87,7 @@ def run_in_workspace(
     max_processes: int = 64,
     file_size_mb: int = 64,
     max_output: int = 65_536,
+    ro_paths: Sequence[str] = (),
 ) -> ExecResult:
     """Run one program sandboxed, with ``workspace`` as its writable working directory and home.
 
@@ -99,6 +100,11 @@ def run_in_workspace(
     applied to the Python interpreter only (a shell's own 128+N statuses are reported as
     they are). Raises ``SandboxError`` when the program cannot be started at all (no
     network isolation on this machine, a workspace the run's uid cannot reach).
+
+    ``ro_paths`` are host directories the program may read (and execute from) at the same
+    path, never write: with bubblewrap each is bound read-only; with the other plans the host
+    file system is visible anyway, and each must then be reachable by the run's uid. A missing
+    path, or one the run's uid cannot enter, is a ``SandboxError``.
     """
     limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
     plan = current_plan()
@@ -107,6 +113,10 @@ def run_in_workspace(
             f"the sandbox on this machine ({plan.name}) has no network namespace, and workspace programs "
             "must run without network; install bubblewrap (apt-get install -y bubblewrap)")
     path = os.path.abspath(os.fspath(workspace))
+    extra = [os.path.abspath(os.fspath(p)) for p in ro_paths]
+    for ro in extra:
+        if not os.path.isdir(ro):
+            raise SandboxError(f"read-only path {ro} is not a directory")
     try:
         info = os.lstat(path)
     except OSError as exc:
@@ -117,13 +127,16 @@ def run_in_workspace(
     with run_identity(plan) as owner:
         if owner is not None and not world_accessible(path):
             raise SandboxError(f"workspace {path} lies below a directory uid {owner[0]} cannot enter")
+        for ro in extra:
+            if owner is not None and not world_accessible(os.path.join(ro, ".")):
+                raise SandboxError(f"read-only path {ro} lies below a directory uid {owner[0]} cannot enter")
         try:
             if owner is not None:
                 chown_tree(path, *owner)
             try:
                 with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
                     python = sandbox_python(plan.drops_privileges)
-                    argv, inner_home = _command(plan, python, executable, list(args), path)
+                    argv, inner_home = _command(plan, python, executable, list(args), path, extra)
                     returncode, timed_out, duration = _execute(
                         plan, limits, argv, path, inner_home, owner, inp, out, err, timeout,
                         translate=executable is None)
@@ -142,12 +155,16 @@ def run_in_workspace(
 
 def _command(
     plan: IsolationPlan, python: str, executable: str | None, args: list[str], workspace: str,
+    ro_paths: Sequence[str] = (),
 ) -> tuple[list[str], str]:
     """``(argv, home)`` of one run, as :meth:`IsolationPlan.command` builds it for Python."""
     if plan.bwrap is None:
         return [*plan.prefix, executable or python, *args], workspace
     real = os.path.realpath(python)  # bound read-only, so that `python3` works from a shell too
-    return [*bwrap_command(plan.bwrap, real, workspace), executable or real, *args], SANDBOX_HOME
+    bwrap = bwrap_command(plan.bwrap, real, workspace)
+    binds = [arg for ro in ro_paths for arg in ("--ro-bind", ro, ro)]
+    # before --chdir, the last option: the extra binds are mounted over the fresh root like the others
+    return [*bwrap[:-2], *binds, *bwrap[-2:], executable or real, *args], SANDBOX_HOME
 
 
 def _execute(

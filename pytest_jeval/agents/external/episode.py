@@ -315,7 +315,10 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
     workspace = await asyncio.to_thread(make_workspace, list(attachments))
     home = await asyncio.to_thread(make_workspace)
     started = time.monotonic()
+    state: Any = None
     try:
+        if spec.workspace_environment and spec.environment is not None:  # the agent works in what it prepares
+            state = await asyncio.to_thread(spec.environment, sample, Path(workspace))
         base_url = await proxy.start()
         prompt_file = Path(home) / "prompt.md"
         prompt_file.write_text(prompt_text(messages), encoding="utf-8")
@@ -331,6 +334,8 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
         env = agent_environment(home=Path(home), base_url=base_url, key=proxy.key, model=model_id,
                                 extra=invocation.env)
         process = await _run(invocation, env, Path(workspace), limits, proxy.key)
+        if spec.workspace_environment and spec.finish is not None:
+            state = await asyncio.to_thread(spec.finish, state, Path(workspace))
     except (OSError, ValueError) as exc:
         proxy.stop_episode("error", f"the agent could not start: {type(exc).__name__}: {exc}")
         process = None
@@ -338,7 +343,9 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
         await proxy.stop()
         await asyncio.to_thread(remove_workspace, workspace)
         await asyncio.to_thread(remove_workspace, home)
-    return _finish(proxy, agent, process, messages, time.monotonic() - started)
+    episode = _finish(proxy, agent, process, messages, time.monotonic() - started)
+    episode.state = state
+    return episode
 
 
 @dataclasses.dataclass
