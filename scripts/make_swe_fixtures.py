@@ -3,7 +3,7 @@ and SWE-fficiency's schemas, install recipes, extra patches for the tests, and t
 
     python scripts/make_swe_fixtures.py            # rewrites tests/data/swebench
 
-The repositories, their bugs, slow paths and tests were written for this project (MIT, as the project).
+The repositories, their bugs, slow paths and tests were written for this project (Apache-2.0, as the project).
 Commit dates and authors are fixed, so the commits (and so the instances' commit ids) come out the same on
 every run; the bundles' bytes may differ between git versions, and the README records the ones committed.
 """
@@ -666,7 +666,6 @@ def main() -> None:
     (OUT / "specs.json").write_text(json.dumps(specs, indent=2) + "\n")
     for name, text in patches.items():
         (OUT / "patches" / name).write_text(text)
-    (OUT / "LICENSE").write_text(LICENSE)
     write_readme()
 
 
@@ -699,29 +698,11 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
 
 
-LICENSE = """MIT License
-
-Copyright (c) 2026 the pytest-jeval authors
-
-Permission is hereby granted, free of charge, to any person obtaining a copy of this software and associated
-documentation files (the "Software"), to deal in the Software without restriction, including without limitation the
-rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of the Software, and to permit
-persons to whom the Software is furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all copies or substantial portions of the
-Software.
-
-THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE
-WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR
-COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR
-OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
-"""
-
 README_HEAD = """# SWE-bench-format fixtures: three small repositories written for the tests
 
 Source: written for this project by its authors (no upstream copy), by `scripts/make_swe_fixtures.py`, which
 builds the repositories with fixed commit dates and authors, bundles them and writes every file here. Licence:
-MIT (`LICENSE`), as the project.
+Apache-2.0, as the project (`pyproject.toml`); not an upstream copy, so no LICENSE file (docs/development.md).
 
 Subset rule: whole (everything the script writes).
 
@@ -756,7 +737,7 @@ of textkit-1, one that edits its tests, and a fast shortest path that returns th
 
 def write_readme() -> None:
     rows = []
-    for path in sorted(p for p in OUT.rglob("*") if p.is_file() and p.name not in ("README.md", "LICENSE")):
+    for path in sorted(p for p in OUT.rglob("*") if p.is_file() and p.name != "README.md"):
         data = path.read_bytes()
         rows.append(f"| `{path.relative_to(OUT).as_posix()}` | {len(data)} | {hashlib.sha256(data).hexdigest()} |")
     (OUT / "README.md").write_text(README_HEAD + "\n".join(rows) + "\n")

@@ -173,7 +173,8 @@ def without_durations(value: Any) -> Any:
 
 #: Agent benchmarks, whose rescoring needs a trajectory: each is reproduced in its own test file.
 AGENT_CASES = {"toolcall15": "test_toolcall15.py", "retail": "test_retail.py", "bfcl": "test_bfcl.py",
-               "terminal_lite": "test_terminal_e2e.py"}
+               "terminal_lite": "test_terminal_e2e.py", "swebench": "acceptance/test_swebench_e2e.py",
+               "swefficiency": "acceptance/test_swefficiency_e2e.py"}
 
 
 def test_every_builtin_names_a_registered_scorer() -> None:

@@ -34,6 +34,7 @@ from pytest_jeval.benchmarks._swe.tools import agent_tools
 from pytest_jeval.benchmarks.swebench.scoring import rescore_record, summarize, swebench_score
 from pytest_jeval.scoring.registry import register_scorer
 from pytest_jeval.suite.config import BenchmarkEntry
+from pytest_jeval.suite.dataset import DatasetLoadError
 
 MAX_TURNS = 100
 """SWE-agent's default cap on model turns (the suite's ``max_turns`` may lower it)."""
@@ -42,7 +43,10 @@ MAX_TURNS = 100
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
     """One instance, its mirror, base commit and install recipe checked (a usage error when missing)."""
     inst = parse_instance(row)
-    meta = check_instance(inst, metadata_of(ctx.options))
+    try:
+        meta = check_instance(inst, metadata_of(ctx.options))
+    except ValueError as exc:  # a missing mirror, commit or recipe: a usage error naming what to do
+        raise DatasetLoadError(f"swebench: {exc}") from None
     return Sample(id=inst.instance_id, input=inst.problem_statement, subject=inst.repo, metadata=meta,
                   target={"FAIL_TO_PASS": list(inst.fail_to_pass), "PASS_TO_PASS": list(inst.pass_to_pass)})
 
@@ -77,8 +81,8 @@ def runs_as_agent(entry: BenchmarkEntry) -> bool:
     return backend != "direct"
 
 
-def test_swebench(sample: Sample, benchmark_entry: BenchmarkEntry, request: pytest.FixtureRequest,
-                  score: ScoreSink) -> None:
+def test_swebench(sample: Sample, jeval_model: str, benchmark_entry: BenchmarkEntry,
+                  request: pytest.FixtureRequest, score: ScoreSink) -> None:
     """Resolved when the patch makes every FAIL_TO_PASS test pass and keeps every PASS_TO_PASS test passing."""
     if runs_as_agent(benchmark_entry):
         state = request.getfixturevalue("episode").state

@@ -31,6 +31,7 @@ from pytest_jeval.core.chat import Messages
 from pytest_jeval.scoring.registry import register_scorer
 from pytest_jeval.scoring.replay import stored_score
 from pytest_jeval.suite.config import BenchmarkEntry
+from pytest_jeval.suite.dataset import DatasetLoadError
 
 MAX_TURNS = 100
 
@@ -50,7 +51,10 @@ DIRECT = ("Answer with a single patch that I can apply to the repository with gi
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
     """One instance, its mirror, base commit and install recipe checked (a usage error when missing)."""
     inst = parse_instance(row, swefficiency=True)
-    meta = check_instance(inst, metadata_of(ctx.options))
+    try:
+        meta = check_instance(inst, metadata_of(ctx.options))
+    except ValueError as exc:  # a missing mirror, commit or recipe: a usage error naming what to do
+        raise DatasetLoadError(f"swefficiency: {exc}") from None
     return Sample(id=inst.instance_id, input=inst.problem_statement, subject=inst.repo, metadata=meta,
                   target={"PASS_TO_PASS": list(inst.pass_to_pass), "covering_tests": list(inst.covering_tests)})
 
@@ -97,8 +101,8 @@ BENCHMARK = Benchmark(
 )
 
 
-def test_swefficiency(sample: Sample, benchmark_entry: BenchmarkEntry, request: pytest.FixtureRequest,
-                      score: ScoreSink) -> None:
+def test_swefficiency(sample: Sample, jeval_model: str, benchmark_entry: BenchmarkEntry,
+                      request: pytest.FixtureRequest, score: ScoreSink) -> None:
     """Correct when the covering tests still pass and the workload runs fewer instructions; scored by SR."""
     backend = benchmark_entry.backend_kind or ("agent" if benchmark_entry.agent else BENCHMARK.backends[0])
     if backend != "direct":
