@@ -93,54 +93,55 @@ def test_the_oracle_resolves_every_instance_and_nop_none(pytester: pytest.Pytest
     assert processes_mentioning(str(_sandbox)) == []
 
 
-def test_direct_answers_are_diffs_in_the_reply(pytester: pytest.Pytester) -> None:
+def test_direct_diffs_and_agent_tool_calls_are_graded(pytester: pytest.Pytester) -> None:
+    """One run, two entries: direct answers (a diff in the reply, or not) and an agent's scripted tool calls."""
     gold, ledger = ROWS["jeval-fixtures__textkit-1"]["patch"], ROWS["jeval-fixtures__ledger-1"]["patch"]
-    answers = {
-        "slugify leaves separators": f"The fix:\n<patch>\n{gold}</patch>",
-        "parse_amount rejects": f"Here is a patch.\n```diff\n{ledger}```\n",
-        "truncate returns text longer": "Count the ellipsis in the width.",
-        "components() drops isolated": "```diff\n--- a/routegraph/nothing.py\n+++ b/routegraph/nothing.py\n"
-                                       "@@ -1 +1 @@\n-x\n+y\n```",
-    }
-    with FakeOpenAIServer(script_responder({k: [v] for k, v in answers.items()}, default="?")) as server:
-        suite(pytester, [{"name": "swebench", "backend": "direct", "data_files": [_instances(pytester)]}],
-              base_url=server.base_url)
-        result = _run(pytester)
-        requests = _chat_requests(server)
-    result.assert_outcomes(passed=2, failed=2)
-    got = records(pytester, "swebench")
-    assert got["jeval-fixtures__textkit-1"]["scoring_metadata"]["resolution"] == "RESOLVED_FULL"
-    assert got["jeval-fixtures__ledger-1"]["scoring_metadata"]["resolution"] == "RESOLVED_FULL"
-    assert got["jeval-fixtures__textkit-2"]["scoring_metadata"]["reason"] == "the reply holds no unified diff"
-    assert got["jeval-fixtures__routegraph-1"]["scoring_metadata"]["reason"].startswith("the patch did not apply")
-    assert len(requests) == len(IDS)
-    prompt = next(r["body"]["messages"][0]["content"] for r in requests
-                  if "slugify leaves" in r["body"]["messages"][0]["content"])
-    assert "[start of textkit/slug.py]" in prompt and "<patch>" in prompt  # the gold patch's files, at the base
-
-
-def test_an_agent_edits_the_checkout_with_its_tools(pytester: pytest.Pytester) -> None:
+    direct = script_responder({
+        "slugify leaves separators": [f"The fix:\n<patch>\n{gold}</patch>"],
+        "parse_amount rejects": [f"Here is a patch.\n```diff\n{ledger}```\n"],
+        "truncate returns text longer": ["Count the ellipsis in the width."],
+        "components() drops isolated": ["```diff\n--- a/routegraph/nothing.py\n+++ b/routegraph/nothing.py\n"
+                                        "@@ -1 +1 @@\n-x\n+y\n```"],
+    }, default="?")
     edit = ToolCallSpec("str_replace", {"path": "textkit/wrap.py", "old_str": "    return text[:width] + ellipsis\n",
                                         "new_str": "    if width <= len(ellipsis):\n        return ellipsis[:width]\n"
                                                    "    return text[: width - len(ellipsis)] + ellipsis\n"})
     check = ToolCallSpec("bash", {"command": "python -c 'import textkit; print(textkit.truncate(\"abcdefghij\", 6))'"})
-    scripts: dict[str, list[Any]] = {"truncate returns text longer": [tool_answer(edit), tool_answer(check), "Fixed."]}
-    with FakeOpenAIServer(script_responder(scripts, default="I looked and changed nothing.")) as server:
-        suite(pytester, [{"name": "swebench", "data_files": [_instances(pytester)],
+    agent = script_responder({"truncate returns text longer": [tool_answer(edit), tool_answer(check), "Fixed."]},
+                             default="I looked and changed nothing.")
+
+    def respond(body: dict[str, Any], attempt: int) -> Any:
+        return (agent if body.get("tools") else direct)(body, attempt)
+
+    data = _instances(pytester)
+    with FakeOpenAIServer(respond) as server:
+        suite(pytester, [{"name": "swebench", "label": "direct", "backend": "direct", "data_files": [data]},
+                         {"name": "swebench", "label": "agent", "data_files": [data],
                           "record_ids": ["jeval-fixtures__textkit-2", "jeval-fixtures__routegraph-1"]}],
               base_url=server.base_url)
         result = _run(pytester)
         requests = _chat_requests(server)
-    result.assert_outcomes(passed=1, failed=1)
-    got = records(pytester, "swebench")
+    result.assert_outcomes(passed=3, failed=3)
+    got = records(pytester, "direct")
+    assert got["jeval-fixtures__textkit-1"]["scoring_metadata"]["resolution"] == "RESOLVED_FULL"
+    assert got["jeval-fixtures__ledger-1"]["scoring_metadata"]["resolution"] == "RESOLVED_FULL"
+    assert got["jeval-fixtures__textkit-2"]["scoring_metadata"]["reason"] == "the reply holds no unified diff"
+    assert got["jeval-fixtures__routegraph-1"]["scoring_metadata"]["reason"].startswith("the patch did not apply")
+    prompts = [r["body"]["messages"][0]["content"] for r in requests if not r["body"].get("tools")]
+    assert len(prompts) == len(IDS)
+    slug = next(p for p in prompts if "slugify leaves" in p)
+    assert "[start of textkit/slug.py]" in slug and "<patch>" in slug  # the gold patch's files, at the base
+
+    got = records(pytester, "agent")
     fixed = got["jeval-fixtures__textkit-2"]
     assert fixed["is_correct"] is True and fixed["scoring_metadata"]["patch_files"] == ["textkit/wrap.py"]
     calls = fixed["trajectory"]["tool_calls"]
     assert [c["name"] for c in calls] == ["str_replace", "bash"] and "abc..." in calls[1]["result"]
     idle = got["jeval-fixtures__routegraph-1"]
     assert idle["is_correct"] is False and idle["scoring_metadata"]["reason"].startswith("the patch is empty")
-    tools = [t["function"]["name"] for t in requests[0]["body"]["tools"]]
-    assert tools == ["bash", "python", "str_replace", "file_read", "file_write", "list_files"]
+    tools = next(r["body"]["tools"] for r in requests if r["body"].get("tools"))
+    assert [t["function"]["name"] for t in tools] == ["bash", "python", "str_replace", "file_read", "file_write",
+                                                      "list_files"]
 
 
 AGENT = """
@@ -174,18 +175,21 @@ def _comparable(record: dict[str, Any]) -> tuple[Any, ...]:
 
 def test_two_workers_give_the_records_of_one_and_build_each_environment_once(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two textkit instances share one environment: each worker needs it at once, one builds it."""
     cache = use_cache(monkeypatch, fresh_cache("xdist"))
-    suite(pytester, [{"name": "swebench", "agent": "oracle", "data_files": [_instances(pytester)]}])
+    rows = [ROWS["jeval-fixtures__textkit-1"], ROWS["jeval-fixtures__textkit-2"]]
+    suite(pytester, [{"name": "swebench", "agent": "oracle", "data_files": [_instances(pytester, rows)]}])
     result = _run(pytester, "-n", "2")
-    result.assert_outcomes(passed=len(IDS))
+    result.assert_outcomes(passed=2)
     parallel = records(pytester, "swebench")
     built = Counter((b["kind"], b["path"]) for b in builds(cache))
-    assert max(built.values()) == 1  # nothing built twice, though both workers needed textkit's environment
+    assert max(built.values()) == 1  # nothing built twice
     kinds = Counter(kind for kind, _ in built)
-    assert kinds["env"] == 3 and kinds["tree"] == len(IDS) and kinds["mirror"] == 3
+    assert kinds["env"] == 1 and kinds["tree"] == 2 and kinds["mirror"] == 1
+    assert len({b["pid"] for b in builds(cache) if b["kind"] == "tree"}) == 2  # both workers did build (a tree each)
     os.remove(pytester.path / "out" / "swebench_m.jsonl")
     result = _run(pytester, "-n", "0")
-    result.assert_outcomes(passed=len(IDS))
+    result.assert_outcomes(passed=2)
     assert len(builds(cache)) == sum(built.values())  # everything reused
     serial = records(pytester, "swebench")
     assert {k: _comparable(v) for k, v in parallel.items()} == {k: _comparable(v) for k, v in serial.items()}
@@ -234,7 +238,7 @@ def _bad_rows(change: str) -> list[dict[str, Any]]:
                 "mirror*"]),
     ("version", ["*no install recipe for jeval-fixtures/textkit version '9.9'*specs_file*"]),
     ("option", ["*benchmarks[[]0[]].options.repo_dir: unknown key; the options of 'swebench' are: repos_dir, "
-                "fetch_repos, specs_file*"]),
+                "fetch_repos, clone_base, specs_file*"]),
 ])
 def test_bad_input_stops_the_run_before_any_request(pytester: pytest.Pytester, case: str, messages: list[str]) -> None:
     repos = REPOS
@@ -247,7 +251,7 @@ def test_bad_input_stops_the_run_before_any_request(pytester: pytest.Pytester, c
         entry["options"] = {"repo_dir": "x"}
     with FakeOpenAIServer(script_responder({}, default="x")) as server:
         suite(pytester, [entry], base_url=server.base_url, repos=repos)
-        result = _run(pytester)
+        result = pytester.runpytest("--jeval-config", "suite.toml", "-p", "no:cacheprovider")  # in process: quicker
         requests = _chat_requests(server)
     assert result.ret == pytest.ExitCode.USAGE_ERROR and requests == []
     result.stderr.fnmatch_lines(messages)

@@ -311,3 +311,15 @@ def test_the_fixture_readme_lists_every_file_with_its_checksum() -> None:
     for path in files:
         line = f"| `{path.relative_to(DATA).as_posix()}` | {path.stat().st_size} | "
         assert line + hashlib.sha256(path.read_bytes()).hexdigest() in readme, path
+
+
+def test_fetch_repos_clones_a_missing_repository_into_the_cache(tmp_path: Path) -> None:
+    served = tmp_path / "served" / "jeval-fixtures" / "textkit"  # <clone_base>/owner/name, as a host serves it
+    git("clone", "--quiet", "--mirror", str(REPOS / "jeval-fixtures__textkit.bundle"), str(served))
+    cache = tmp_path / "cache"
+    base = f"file://{tmp_path / 'served'}"
+    mirror = resolve_mirror("jeval-fixtures/textkit", tmp_path / "empty", True, cache, base)
+    assert mirror.is_relative_to(cache / "mirrors") and has_commit(mirror, ROWS["jeval-fixtures__textkit-1"]["base_commit"])
+    assert resolve_mirror("jeval-fixtures/textkit", None, True, cache, base) == mirror  # cloned once
+    with pytest.raises(RepoError, match=r"jeval-fixtures/ledger could not be cloned from file://.*fetch_repos = true"):
+        resolve_mirror("jeval-fixtures/ledger", None, True, cache, base)

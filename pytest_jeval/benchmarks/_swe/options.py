@@ -30,6 +30,9 @@ class SweOptions(BaseModel):
     ``owner__name.bundle`` (git bundle)."""
     fetch_repos: bool = False
     """Clone a repository missing from ``repos_dir`` from GitHub into the cache (needs network)."""
+    clone_base: str = "https://github.com"
+    """Where ``fetch_repos`` clones ``owner/name`` from (``<clone_base>/owner/name``): another host, a local
+    ``file://`` folder of bare clones."""
     specs_file: SuitePath | None = None
     """A JSON file of install recipes (``{"owner/name": {"version": {...}}}``), over the swebench package's."""
     cache_dir: SuitePath | None = None

@@ -57,7 +57,8 @@ def check_instance(instance: Instance, options: dict[str, Any]) -> dict[str, Any
     except (SandboxUnavailable, CacheError) as exc:
         raise ValueError(str(exc)) from None
     repos_dir = Path(options["repos_dir"]) if options.get("repos_dir") else None
-    mirror = resolve_mirror(instance.repo, repos_dir, bool(options.get("fetch_repos")), cache)
+    mirror = resolve_mirror(instance.repo, repos_dir, bool(options.get("fetch_repos")), cache,
+                            str(options.get("clone_base") or "https://github.com"))
     commits = (("base commit", instance.base_commit), ("environment_setup_commit", instance.environment_setup_commit))
     for what, sha in commits:
         if not has_commit(mirror, sha):

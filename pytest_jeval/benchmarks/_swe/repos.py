@@ -80,9 +80,11 @@ def how_to_add(repo: str, repos_dir: Path | None) -> str:
             "let the harness clone it into its cache")
 
 
-def resolve_mirror(repo: str, repos_dir: Path | None, fetch: bool, cache: Path) -> Path:
+def resolve_mirror(repo: str, repos_dir: Path | None, fetch: bool, cache: Path,
+                   clone_base: str = "https://github.com") -> Path:
     """A git directory holding ``repo``'s history: the mirror in ``repos_dir``, a bundle unpacked into the
-    cache, or (``fetch``) a clone from GitHub in the cache. RepoError saying how to add a missing one."""
+    cache, or (``fetch``) a clone from ``<clone_base>/owner/name`` in the cache. RepoError saying how to
+    add a missing one."""
     found = find_mirror(repos_dir, repo)
     name = mirror_name(repo)
     if found is not None and found.is_dir():
@@ -100,11 +102,15 @@ def resolve_mirror(repo: str, repos_dir: Path | None, fetch: bool, cache: Path) 
     if not fetch:
         where = f"repos_dir {repos_dir}" if repos_dir is not None else "no repos_dir is set"
         raise RepoError(f"repository {repo} is not in the mirrors ({where}); {how_to_add(repo, repos_dir)}")
-    final = cache / "mirrors" / f"{name}-github.git"
+    url = f"{clone_base.rstrip('/')}/{repo}"
+    final = cache / "mirrors" / f"{name}-{digest(url)}.git"
 
     def clone(dest: Path) -> dict[str, object]:
-        git("clone", "--quiet", "--mirror", f"https://github.com/{repo}", str(dest / "repo.git"))
-        return {"repo": repo, "url": f"https://github.com/{repo}"}
+        try:
+            git("clone", "--quiet", "--mirror", url, str(dest / "repo.git"))
+        except RepoError as exc:
+            raise RepoError(f"repository {repo} could not be cloned from {url} (fetch_repos = true): {exc}") from None
+        return {"repo": repo, "url": url}
 
     build_once(final, clone, kind="mirror", root=cache)
     return final / "repo.git"
