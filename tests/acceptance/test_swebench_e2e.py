@@ -256,3 +256,19 @@ def test_bad_input_stops_the_run_before_any_request(pytester: pytest.Pytester, c
     assert result.ret == pytest.ExitCode.USAGE_ERROR and requests == []
     result.stderr.fnmatch_lines(messages)
     assert "Traceback" not in result.stderr.str()
+
+
+def test_the_hub_subset_is_loaded_by_datasets_and_fails_clearly_offline(pytester: pytest.Pytester,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(pytester.path / "hf"))  # an empty cache
+    suite(pytester, [{"name": "swebench", "subset": "lite"}])
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: cannot load 'princeton-nlp/SWE-bench_Lite' (split 'test') from the Hugging "
+                                 "Face Hub*data_files at a local copy*"])
+    suite(pytester, [{"name": "swebench", "subset": "nonsense"}])
+    result = _run(pytester)
+    result.stderr.fnmatch_lines(["*swebench: subset 'nonsense' is neither one of mini, verified, lite, full, "
+                                 "swefficiency nor a Hub dataset id owner/name*"])
