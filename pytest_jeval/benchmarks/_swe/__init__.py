@@ -15,8 +15,9 @@ without Docker.
 | :mod:`.grading` | test command, status map, FAIL_TO_PASS/PASS_TO_PASS report and resolution (FULL/PARTIAL/NO) |
 | :mod:`.patches` | diffs: extraction from a reply, the files they touch, the test-file rule, applying them |
 | :mod:`.tools` | the agent's tools over the checkout |
+| :mod:`.prepare` | an instance's mirror, recipe, environment and tree, checked at collection, built when used |
+| :mod:`.evaluate` | one patch graded on a fresh copy of the prepared checkout (SWE-bench's ``run_instance``) |
 | :mod:`.episode` | the agent side (environment, submission, oracle) and the prompts |
-| :mod:`.prepare` | an instance's mirror, recipe, environment and tree, found or built |
 
 See docs/swebench.md.
 """

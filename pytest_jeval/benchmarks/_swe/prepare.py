@@ -14,14 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval.benchmarks._swe.cache import CacheError, cache_root
-from pytest_jeval.benchmarks._swe.envs import Env, ensure_env
+from pytest_jeval.benchmarks._swe.envs import Env, EnvError, ensure_env
 from pytest_jeval.benchmarks._swe.instances import Instance
 from pytest_jeval.benchmarks._swe.repos import RepoError, has_commit, resolve_mirror
 from pytest_jeval.benchmarks._swe.sandboxed import SandboxUnavailable, require_bubblewrap
 from pytest_jeval.benchmarks._swe.specs import Spec, find_spec
-from pytest_jeval.benchmarks._swe.trees import Tree, ensure_tree
+from pytest_jeval.benchmarks._swe.trees import Tree, TreeError, ensure_tree
 
-__all__ = ["Prepared", "check_instance", "instance_of", "prepare", "spec_of"]
+__all__ = ["HARNESS_ERRORS", "Prepared", "check_instance", "instance_of", "prepare", "spec_of"]
+
+HARNESS_ERRORS: tuple[type[Exception], ...] = (EnvError, TreeError, SandboxUnavailable, RepoError, CacheError)
+"""What :func:`prepare` and a sandboxed run raise when the harness fails: the sample is unscored, never wrong."""
 
 
 @dataclasses.dataclass(frozen=True)

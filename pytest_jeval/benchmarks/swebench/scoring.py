@@ -7,23 +7,18 @@ import collections
 import dataclasses
 from typing import Any
 
-from pytest_jeval.benchmarks._swe.cache import CacheError
-from pytest_jeval.benchmarks._swe.envs import EnvError, os_name
+from pytest_jeval.benchmarks._swe.envs import os_name
 from pytest_jeval.benchmarks._swe.evaluate import grade_patch, precheck, tail
 from pytest_jeval.benchmarks._swe.grading import FULL, NO, PARTIAL, grade_report, resolution
 from pytest_jeval.benchmarks._swe.patches import extract_patch, patch_paths
-from pytest_jeval.benchmarks._swe.prepare import instance_of, prepare
-from pytest_jeval.benchmarks._swe.repos import RepoError
-from pytest_jeval.benchmarks._swe.sandboxed import SandboxUnavailable
-from pytest_jeval.benchmarks._swe.trees import TreeError
+from pytest_jeval.benchmarks._swe.prepare import HARNESS_ERRORS, instance_of, prepare
 from pytest_jeval.core.sample import Sample
 from pytest_jeval.core.score import Score
 from pytest_jeval.scoring.replay import stored_score
 
-__all__ = ["HARNESS_ERRORS", "expected_statuses", "rescore_record", "summarize", "swebench_score"]
+__all__ = ["expected_statuses", "rescore_record", "summarize", "swebench_score"]
 
 MAX_PATCH_CHARS = 20_000
-HARNESS_ERRORS = (EnvError, TreeError, SandboxUnavailable, RepoError, CacheError)
 NOT_RESCORED = "not rescored: the record holds no test statuses (the patch never reached the tests)"
 
 

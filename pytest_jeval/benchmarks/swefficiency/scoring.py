@@ -20,8 +20,7 @@ from pytest_jeval.benchmarks._swe.cache import build_once, digest
 from pytest_jeval.benchmarks._swe.evaluate import Checkout, apply_patch, precheck, tail
 from pytest_jeval.benchmarks._swe.parsers import parse_log
 from pytest_jeval.benchmarks._swe.patches import SWEFFICIENCY_APPLY, extract_patch, patch_paths
-from pytest_jeval.benchmarks._swe.prepare import Prepared, instance_of, prepare
-from pytest_jeval.benchmarks.swebench.scoring import HARNESS_ERRORS
+from pytest_jeval.benchmarks._swe.prepare import HARNESS_ERRORS, Prepared, instance_of, prepare
 from pytest_jeval.benchmarks.swefficiency.measure import (
     COST_MEASURE,
     PRECISION,
@@ -39,6 +38,7 @@ __all__ = ["covering_files", "reference_cost", "summarize", "swefficiency_score"
 MEASURE_VERSION = 1
 MAX_PATCH_CHARS = 20_000
 COVERING = ">>>>> JEVAL_COVERING_TEST"
+MEASURE_FAILURES: tuple[type[Exception], ...] = (*HARNESS_ERRORS, MeasureUnavailable, MeasureError)
 _TEST_FILE = re.compile(r"^(test.*\.py|.*_test\.py)$")
 
 
@@ -117,7 +117,7 @@ def swefficiency_score(sample: Sample, patch: str | None, *, source: str, reply:
         prepared = prepare(sample.metadata)
         helper = helper_library(prepared.cache)
         pre, expert = reference_cost(prepared, "pre", helper), reference_cost(prepared, "expert", helper)
-    except (*HARNESS_ERRORS, MeasureUnavailable, MeasureError) as exc:
+    except MEASURE_FAILURES as exc:
         return Score.unscorable(f"the instance could not be prepared or measured: {exc}", **base)
     expert_speedup = pre.instructions / expert.instructions
     meta: dict[str, Any] = {**base, "patch": (patch or "")[:MAX_PATCH_CHARS], "patch_files": patch_paths(patch or ""),
