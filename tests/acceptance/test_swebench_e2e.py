@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -174,9 +175,10 @@ def _comparable(record: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def test_two_workers_give_the_records_of_one_and_build_each_environment_once(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     """The two textkit instances share one environment: each worker needs it at once, one builds it."""
     cache = use_cache(monkeypatch, fresh_cache("xdist"))
+    request.addfinalizer(lambda: shutil.rmtree(cache, ignore_errors=True))
     rows = [ROWS["jeval-fixtures__textkit-1"], ROWS["jeval-fixtures__textkit-2"]]
     suite(pytester, [{"name": "swebench", "agent": "oracle", "data_files": [_instances(pytester, rows)]}])
     result = _run(pytester, "-n", "2")

@@ -54,8 +54,9 @@ class SwefficiencyOptions(SweOptions):
     """Seconds one measurement of the workload under callgrind may take."""
 
 
-def metadata_of(options: Any) -> dict[str, Any]:
-    """The settings a sample carries (JSON builtins) to its episode and its grading."""
-    opts = options if options is not None else SweOptions()
-    data = opts.model_dump(mode="json")
-    return {k: v for k, v in data.items()}
+def metadata_of(options: Any, default: type[SweOptions] = SweOptions) -> dict[str, Any]:
+    """The settings a sample carries (JSON builtins) to its episode and its grading (``default()``'s when
+    the loader was given none)."""
+    opts = options if options is not None else default()
+    data: dict[str, Any] = opts.model_dump(mode="json")
+    return data

@@ -23,7 +23,8 @@ __all__ = ["MAX_OUTPUT", "agent_tools", "bash", "python", "str_replace"]
 
 MAX_OUTPUT = 16 * 1024
 """Bytes of stdout and of stderr a call keeps (head and tail)."""
-MAX_TEXT = 100_000
+MAX_TEXT = 2_000_000
+"""Longest command, code or edit text accepted (the oracle sends a whole gold patch in one command)."""
 MAX_FILE = 4 * 1024 * 1024
 TOOL_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 

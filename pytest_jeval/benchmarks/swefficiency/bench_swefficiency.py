@@ -52,7 +52,7 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
     """One instance, its mirror, base commit and install recipe checked (a usage error when missing)."""
     inst = parse_instance(row, swefficiency=True)
     try:
-        meta = check_instance(inst, metadata_of(ctx.options))
+        meta = check_instance(inst, metadata_of(ctx.options, SwefficiencyOptions))
     except ValueError as exc:  # a missing mirror, commit or recipe: a usage error naming what to do
         raise DatasetLoadError(f"swefficiency: {exc}") from None
     return Sample(id=inst.instance_id, input=inst.problem_statement, subject=inst.repo, metadata=meta,
