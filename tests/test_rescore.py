@@ -176,7 +176,8 @@ AGENT_CASES = {"toolcall15": "test_toolcall15.py", "retail": "test_retail.py", "
                "terminal_lite": "test_terminal_e2e.py", "taubench": "benchmarks/test_taubench.py",
                "webchorearena": "benchmarks/test_webchorearena.py", "workarena": "benchmarks/test_workarena.py",
                "deepplanning": "acceptance/test_deepplanning_e2e.py",
-               "ama-bench": "acceptance/test_ama_bench_e2e.py", "lifelong-agent": "acceptance/test_lifelong_agent_e2e.py"}
+               "ama-bench": "acceptance/test_ama_bench_e2e.py", "lifelong-agent": "acceptance/test_lifelong_agent_e2e.py",
+               "swebench": "acceptance/test_swebench_e2e.py", "swefficiency": "acceptance/test_swefficiency_e2e.py"}
 
 
 def test_every_builtin_names_a_registered_scorer() -> None:

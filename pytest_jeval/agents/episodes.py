@@ -116,6 +116,8 @@ class EpisodeRunner:
                                  ctx=ctx, limits=setup.limits, user=simulator, call_text=call_text)
             try:
                 ran = await agent.run(parts)
+                if spec.finish is not None:  # what the agent left in its workspace (a checkout's diff)
+                    ran = dataclasses.replace(ran, state=await asyncio.to_thread(spec.finish, state, home))
             except BaseException:
                 if state is not None and spec.cleanup is not None:
                     await asyncio.to_thread(spec.cleanup, state)

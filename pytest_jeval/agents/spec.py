@@ -115,3 +115,11 @@ class AgentSpec:
     """Why external agent CLIs (``backend = "command"``, ``"hermes"``, ...) cannot run this benchmark (they run
     on the host with their own tools; a task environment they cannot reach is such a reason): the suite is
     refused with it before any request. None: they can."""
+    finish: Callable[[Any, Path], Any] | None = None
+    """Called once the agent has ended, before the workspace is removed, with the environment's state and the
+    workspace: it collects what the agent left there (a checkout's ``git diff``). What it returns becomes the
+    episode's state (``episode.state``), whichever agent ran. An exception in it makes the episode an error."""
+    workspace_environment: bool = False
+    """True when ``environment`` prepares the episode's workspace itself (a repository checkout): an external
+    agent CLI then gets the same environment in its workspace, and ``finish`` runs there after it ends.
+    False: external agents start from the attachments alone (the environment is the built-in loop's)."""

@@ -176,6 +176,7 @@ def run_in_workspace(
     max_processes: int = 64,
     file_size_mb: int = 64,
     max_output: int = 65_536,
+    ro_paths: Sequence[str] = (),
 ) -> ExecResult:
     """Run one program sandboxed, with ``workspace`` as its writable working directory and home.
 
@@ -193,6 +194,11 @@ def run_in_workspace(
     A workspace made by :func:`make_workspace_dir` belongs to one uid for the whole episode, so
     a run costs the same however many files it holds; any other folder is given to the run's uid
     before it and back to the runner after it (a walk over its tree).
+
+    ``ro_paths`` are host directories the program may read (and execute from) at the same
+    path, never write: with bubblewrap each is bound read-only; with the other plans the host
+    file system is visible anyway, and each must then be reachable by the run's uid. A missing
+    path, or one the run's uid cannot enter, is a ``SandboxError``.
     """
     limits = Limits.for_run(timeout, memory_mb, max_processes, file_size_mb)
     plan = current_plan()
@@ -201,6 +207,10 @@ def run_in_workspace(
             f"the sandbox on this machine ({plan.name}) has no network namespace, and workspace programs "
             "must run without network; install bubblewrap (apt-get install -y bubblewrap)")
     path = os.path.abspath(os.fspath(workspace))
+    extra = [os.path.abspath(os.fspath(p)) for p in ro_paths]
+    for ro in extra:
+        if not os.path.isdir(ro):
+            raise SandboxError(f"read-only path {ro} is not a directory")
     try:
         info = os.lstat(path)
     except OSError as exc:
@@ -217,13 +227,16 @@ def run_in_workspace(
         cgroup = stack.enter_context(run_cgroup(memory_mb * MIB, max_processes))
         if owner is not None and not world_accessible(path):
             raise SandboxError(f"workspace {path} lies below a directory uid {owner[0]} cannot enter")
+        for ro in extra:
+            if owner is not None and not world_accessible(os.path.join(ro, ".")):
+                raise SandboxError(f"read-only path {ro} lies below a directory uid {owner[0]} cannot enter")
         try:
             if owner is not None and not fixed:
                 chown_tree(path, *owner)
             try:
                 with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, StdinFile(stdin) as inp:
                     python = sandbox_python(plan.drops_privileges)
-                    argv, inner_home = _command(plan, python, executable, list(args), path)
+                    argv, inner_home = _command(plan, python, executable, list(args), path, extra)
                     returncode, timed_out, duration = _execute(
                         plan, limits, argv, path, inner_home, owner, inp, out, err, timeout,
                         translate=executable is None, cgroup=cgroup)
@@ -243,13 +256,16 @@ def run_in_workspace(
 
 def _command(
     plan: IsolationPlan, python: str, executable: str | None, args: list[str], workspace: str,
+    ro_paths: Sequence[str] = (),
 ) -> tuple[list[str], str]:
     """``(argv, home)`` of one run, as :meth:`IsolationPlan.command` builds it for Python."""
     if plan.bwrap is None:
         return [*plan.prefix, executable or python, *args], workspace
     real = os.path.realpath(python)  # bound read-only, so that `python3` works from a shell too
-    return bwrap_mod.command(plan.bwrap, sandbox_layout(real, workspace), [executable or real, *args]).argv, \
-        SANDBOX_HOME
+    layout = sandbox_layout(real, workspace)
+    # the extra read-only folders are bound at their own paths over the fresh root, like the others
+    layout.binds.extend(bwrap_mod.Bind(ro, ro) for ro in ro_paths)
+    return bwrap_mod.command(plan.bwrap, layout, [executable or real, *args]).argv, SANDBOX_HOME
 
 
 def _execute(

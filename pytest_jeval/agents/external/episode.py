@@ -265,7 +265,10 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
     home = await asyncio.to_thread(make_workspace)
     sockets = await asyncio.to_thread(_socket_dir) if contained() else None
     started = time.monotonic()
+    state: Any = None
     try:
+        if spec.workspace_environment and spec.environment is not None:  # the agent works in what it prepares
+            state = await asyncio.to_thread(spec.environment, sample, Path(workspace))
         if sockets is not None:
             from pytest_jeval.sandbox.confined import RELAY_PORT
 
@@ -288,6 +291,8 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
                                 extra=invocation.env)
         socket_path = os.path.join(sockets, "proxy.sock") if sockets is not None else None
         process = await _run(invocation, env, Path(workspace), limits, proxy.key, socket_path)
+        if spec.workspace_environment and spec.finish is not None:
+            state = await asyncio.to_thread(spec.finish, state, Path(workspace))
     except (OSError, ValueError) as exc:
         proxy.stop_episode("error", f"the agent could not start: {type(exc).__name__}: {exc}")
         process = None
@@ -297,7 +302,9 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
         await asyncio.to_thread(remove_workspace, home)
         if sockets is not None:
             await asyncio.to_thread(_remove_socket_dir, sockets)
-    return _finish(proxy, agent, process, messages, time.monotonic() - started)
+    episode = _finish(proxy, agent, process, messages, time.monotonic() - started)
+    episode.state = state
+    return episode
 
 
 def _socket_dir() -> str:

@@ -1,0 +1,1 @@
+"""swefficiency: SWE-fficiency instances, speedups in instructions under callgrind (:mod:`.bench_swefficiency`)."""
