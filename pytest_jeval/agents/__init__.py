@@ -5,7 +5,7 @@ See docs/agents.md.
 
 from __future__ import annotations
 
-from pytest_jeval.agents.spec import AgentSpec, AsyncChat, UserSimulator
+from pytest_jeval.agents.spec import AgentSpec, AsyncChat, NewSession, UserSimulator
 from pytest_jeval.agents.tool import HarnessError, Tool, ToolContext, ToolError, spec_tool, tool
 from pytest_jeval.core.episode import STOP_REASONS, Episode, StopReason, ToolCallRecord
 
@@ -15,6 +15,7 @@ __all__ = [
     "AsyncChat",
     "Episode",
     "HarnessError",
+    "NewSession",
     "StopReason",
     "Tool",
     "ToolCallRecord",
