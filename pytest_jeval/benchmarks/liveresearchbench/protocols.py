@@ -191,7 +191,8 @@ Dimensions:
 {dimensions}
 
 Respond with one JSON object: {{"winner": "A" | "B" | "tie", "scores": {{"A": {{"<dimension>": 0-5, ..., "total": \
-<sum>}}, "B": {{...}}}}, "justification": "<two or three sentences>", "major_flaws": {{"A": ["..."], "B": ["..."]}}}}."""
+<sum>}}, "B": {{...}}}}, "justification": "<two or three sentences>", "major_flaws": {{"A": ["..."], \
+"B": ["..."]}}}}."""
 
 OUTCOME = {("A", "A"): "win", ("A", "B"): "loss", ("B", "A"): "loss", ("B", "B"): "win"}
 
