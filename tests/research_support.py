@@ -117,9 +117,9 @@ def serve(pytester: pytest.Pytester, responder: Responder) -> Iterator[Project]:
         yield Project(pytester, server, responder)
 
 
-def resume_keeps_every_record_once(project: Project, key: str, keep: int) -> tuple[dict[str, Any], int]:
+def resume_keeps_every_record_once(project: Project, key: str, keep: int) -> tuple[dict[str, Any], int, list[str]]:
     """Cut the results file to its first ``keep`` records (a run killed midway), resume with ``-n 2``, and check
-    every record is there exactly once; returns the records and the chat requests the resume sent."""
+    every record is there exactly once; returns the records, the chat requests the resume sent and the ids cut."""
     path = project.path(key)
     lines = path.read_text().splitlines()
     ids = [json.loads(line)["record_id"] for line in lines]
@@ -129,4 +129,4 @@ def resume_keeps_every_record_once(project: Project, key: str, keep: int) -> tup
     assert result.ret in (0, 1), result.stdout.str() + result.stderr.str()
     after = [json.loads(line)["record_id"] for line in path.read_text().splitlines()]
     assert sorted(after) == sorted(ids), (after, ids)
-    return project.records(key), len(project.chat_bodies()) - before
+    return project.records(key), len(project.chat_bodies()) - before, ids[keep:]

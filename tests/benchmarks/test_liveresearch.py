@@ -235,8 +235,8 @@ def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester, tmp_path:
         result = p.run_subprocess("-n", "2")
         assert result.ret == 1, result.stdout.str()
         first = p.records("liveresearch")
-        records, sent = resume_keeps_every_record_once(p, "liveresearch", keep=1)
-        assert sent == 2 * 3  # the two cut tasks again: the model's report, then the judge's clean and score calls
+        records, sent, cut = resume_keeps_every_record_once(p, "liveresearch", keep=1)
+        assert sent == 3 * len(cut) == 6  # each cut task again: the model's report, the judge's clean and score calls
         assert {k: r["race_overall"] for k, r in records.items()} == {k: r["race_overall"] for k, r in first.items()}
     out = pytester.path / "rescored.jsonl"
     assert jeval(["rescore", str(p.path("liveresearch")), "--reparse-judge", "-o", str(out)]) == 0

@@ -167,8 +167,9 @@ def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester) -> None:
         p.suite(ENTRY)
         assert p.run_subprocess("-n", "2").ret == 0
         first = p.records("liveresearchbench")
-        records, sent = resume_keeps_every_record_once(p, "liveresearchbench", keep=1)
-        assert sent == 1 + 4  # the cut question again: its report, then 4 protocols (no reference: no depth)
+        records, sent, cut = resume_keeps_every_record_once(p, "liveresearchbench", keep=1)
+        # the cut question again: its report, then each protocol (depth twice; without a reference, not at all)
+        assert sent == {"marketJevalTest01": 1 + 6, "policyJevalTest02": 1 + 4}[cut[0]]
         columns = ("presentation", "coverage", "consistency", "citation", "depth")
         assert all(records[k][c] == first[k][c] for k in first for c in columns)
     out = pytester.path / "rescored.jsonl"
