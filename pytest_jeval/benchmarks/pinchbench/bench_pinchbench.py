@@ -258,7 +258,7 @@ BENCHMARK = Benchmark(
     scorer="pinchbench",
     scoring="task's grade() in the sandbox, llm-judge rubric, hybrid weighted by grading_weights; correct = 1.0",
     sample_count=23,
-    data_source="github:pinchbench/skill (user's clone)",
+    data_source="github:pinchbench/skill",
     data_dir=LAYOUT,
     options=Options,
     backends=("agent",),
