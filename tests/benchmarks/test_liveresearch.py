@@ -242,3 +242,61 @@ def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester, tmp_path:
     assert jeval(["rescore", str(p.path("liveresearch")), "--reparse-judge", "-o", str(out)]) == 0
     again = {r["record_id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert {k: r["race_overall"] for k, r in again.items()} == {k: r["race_overall"] for k, r in records.items()}
+
+
+FETCHER = '''
+PAGES = {"https://a.example/cycles": "LFP packs last 6,000 cycles or more.",
+         "https://a.example/safety": "A page about something else entirely."}
+
+
+def fetch(url):
+    if url not in PAGES:
+        raise ConnectionError("host not found")
+    return PAGES[url]
+'''
+
+
+def fact_judge(prompt: str) -> str:
+    """Extract: fixed statements for the LFP report, none for the other; dedupe: keep the first; validate: the
+    6,000-cycle claim against a page that says so is supported, a failed fetch unknown, the rest unsupported."""
+    if "TEST-EXTRACT" in prompt:
+        if "LFP" not in prompt:
+            return "[]"
+        return "```json\n" + json.dumps([
+            {"fact": "LFP lasts 6,000 cycles", "ref_idx": "1", "url": "https://a.example/cycles"},
+            {"fact": "LFP lasts six thousand cycles", "ref_idx": "1", "url": "https://a.example/cycles"},
+            {"fact": "LFP is safer [see](https://a.example/safety)", "ref_idx": "2", "url": "https://a.example/safety"},
+            {"fact": "NMC is denser", "ref_idx": "3", "url": "https://gone.example/nmc"}]) + "\n```"
+    if "TEST-DEDUPE" in prompt:
+        return "[1]"
+    if "TEST-VALIDATE" in prompt:
+        page = between(prompt, "<reference>", "</reference>")
+        statements = between(prompt, "<statements>", "</statements>").splitlines()
+        return json.dumps([{"idx": i + 1, "result": "unknown" if page.startswith("scrape failed")
+                            else "supported" if "6,000" in s and "6,000" in page else "unsupported"}
+                           for i, s in enumerate(statements)])
+    return race_judge(by_task)(prompt)
+
+
+def test_fact_runs_against_a_fetcher_of_the_user(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(fetcher_for_tests=FETCHER)
+    pytester.syspathinsert()
+    with serve(pytester, project_for(pytester, fact_judge)) as p:
+        result = p.run(ENTRY + '[benchmarks.options]\nlanguage = "en"\nfact_fetcher = "fetcher_for_tests:fetch"\n')
+        result.assert_outcomes(passed=1, failed=1)
+        records = p.records("liveresearch")
+        fact = records["liveresearch-1"]["fact"]
+        assert (fact["status"], fact["extracted"], fact["urls"], fact["citations"], fact["supported"]) == (
+            "run", 4, 3, 2, 1)
+        assert [u.get("results") for u in fact["per_url"]] == [["supported"], ["unsupported"], ["unknown"]]
+        assert any("[see]" in t and "https://a.example/safety" not in t.split("<statements>")[1]
+                   for t in p.responder.judge_prompts if "TEST-VALIDATE" in t)  # the statement's link removed
+        assert "scrape failed: ConnectionError: host not found" in next(
+            t for t in p.responder.judge_prompts if "TEST-VALIDATE" in t and "NMC" in t)
+        assert records["liveresearch-2"]["fact"]["extracted"] == 0
+        assert records["liveresearch-1"]["scoring_metadata"]["deviations"][0].startswith("FACT ran against the pages")
+        assert p.summary("liveresearch")["fact"] == {"citation_accuracy": 50.0, "effective_citations": 1.0,
+                                                      "reports": 2, "reports_with_citations": 1, "unscored": 0}
+        result = p.run(ENTRY + '[benchmarks.options]\nfact_fetcher = "fetcher_for_tests:nothing_here"\n')
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        assert "options.fact_fetcher: Value error, cannot load the fetcher" in result.stderr.str()

@@ -6,15 +6,15 @@ criteria, and the score is target / (target + reference) as upstream computes it
 :mod:`.scoring`). The research side is closed-book by default; ``backend = "agent"`` with
 ``tools = ["search", "read"]`` and ``[benchmarks.options] corpus = "folder"`` gives the model a local corpus, and an
 installed web-search tool is named in ``tools`` the same way (:mod:`pytest_jeval.benchmarks._research.mode`).
-FACT (citation checking against the live cited pages) is not run offline; every record says so. See
-docs/liveresearch.md.
+FACT (citation checking against the cited pages) runs only with a fetcher of the user's (``fact_fetcher``,
+:mod:`.fact`); otherwise every record says it did not run. See docs/liveresearch.md.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
 from pytest_jeval.agents import AgentSpec
@@ -22,8 +22,10 @@ from pytest_jeval.agents.spec import OracleStep, SayStep
 from pytest_jeval.benchmarks._research.judgelog import JudgeLog
 from pytest_jeval.benchmarks._research.mode import CorpusOptions, check_corpus, research_environment, research_mode
 from pytest_jeval.benchmarks.liveresearch.data import LAYOUT, read_rows
+from pytest_jeval.benchmarks.liveresearch.fact import run_fact, summarize_fact
 from pytest_jeval.benchmarks.liveresearch.race import DIMENSIONS
 from pytest_jeval.benchmarks.liveresearch.scoring import EXPECTED, FACT_NOTE, race_score
+from pytest_jeval.core.registry import load_reference
 from pytest_jeval.scoring.registry import answer_of, register_scorer
 from pytest_jeval.scoring.replay import stored_score
 from pytest_jeval.suite.config import BenchmarkEntry
@@ -39,6 +41,21 @@ class Options(CorpusOptions):
     ``--skip_cleaning``)."""
     judge_attempts: int = Field(10, ge=1, le=20)
     """Judge calls per step before the task is left unscored (upstream's ``MAX_RETRIES``, 10)."""
+    fact_fetcher: str | None = None
+    """``"package.module:function"``, a ``fetch(url) -> page text`` of yours: with it FACT runs (the citation
+    check needs each cited page); without it FACT does not run and every record says so."""
+
+    @field_validator("fact_fetcher")
+    @classmethod
+    def _callable(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                found = load_reference(value)
+            except Exception as exc:
+                raise ValueError(f"cannot load the fetcher {value!r}: {type(exc).__name__}: {exc}") from None
+            if ":" not in value or not callable(found):
+                raise ValueError(f"{value!r} must name a function, as \"package.module:function\"")
+        return value
 
 
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
@@ -53,7 +70,8 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
         metadata={"language": task.get("language"), "task_id": task["id"], "criteria": row["criteria"],
                   "reference": row["reference"], "templates": row["templates"],
                   "template_sources": row["template_sources"], "corpus": check_corpus(options),
-                  "clean_articles": options.clean_articles, "judge_attempts": options.judge_attempts},
+                  "clean_articles": options.clean_articles, "judge_attempts": options.judge_attempts,
+                  "fact_prompts": row["fact_prompts"], "fact_fetcher": options.fact_fetcher},
     )
 
 
@@ -69,7 +87,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     race = {k: (sum(float(r[f"race_{k}"]) for r in scored) / n if n else None) for k in ("overall", *DIMENSIONS)}
     modes = sorted({str((r.get("research_mode") or {}).get("mode")) for r in records if r.get("research_mode")})
     return {"race": race, "race_scored": n, "race_unscored": sum(1 for r in records if r.get("unscored")),
-            "research_modes": modes, "fact": FACT_NOTE,
+            "research_modes": modes, "fact": summarize_fact(records) or FACT_NOTE,
             "do_nothing_baseline": "an empty report scores RACE 0 (fails); the reference itself scores 50"}
 
 
@@ -77,7 +95,7 @@ BENCHMARK = Benchmark(
     name="liveresearch",
     aliases=("deepresearch",),
     category="research",
-    description="DeepResearch Bench: deep research reports, RACE vs reference reports (judge), FACT not run offline",
+    description="DeepResearch Bench: deep research reports, RACE vs reference reports (judge); FACT with a fetcher",
     to_sample=to_sample,
     read_rows=read_rows,
     prompt=lambda s: s.input,
@@ -99,10 +117,14 @@ def test_liveresearch(sample: Sample, response: Reply | None, judge: Any, score:
     meta = sample.metadata
     report = response.text if response is not None else ""
     mode = research_mode(benchmark_entry, BENCHMARK, sample)
-    score(race_score(JudgeLog(judge), task=sample.input, report=report, reference=str(meta["reference"]),
+    log = JudgeLog(judge)
+    extra: dict[str, Any] = {"research_mode": mode, "template_sources": meta["template_sources"]}
+    if meta.get("fact_fetcher") and report.strip():
+        extra["fact"] = run_fact(log, load_reference(str(meta["fact_fetcher"])), report=report,
+                                 prompts=meta["fact_prompts"], language=str(meta.get("language")))
+    score(race_score(log, task=sample.input, report=report, reference=str(meta["reference"]),
                      criteria=meta["criteria"], templates=meta["templates"], language=str(meta.get("language")),
-                     clean=bool(meta["clean_articles"]), attempts=int(meta["judge_attempts"]),
-                     extra={"research_mode": mode, "template_sources": meta["template_sources"]}))
+                     clean=bool(meta["clean_articles"]), attempts=int(meta["judge_attempts"]), extra=extra))
 
 
 @register_scorer("liveresearch", uses_judge=True)
@@ -114,7 +136,11 @@ def record_liveresearch(record: dict[str, Any], reparse_judge: bool = False) -> 
         return stored_score(record)
     criteria = meta.get("criteria") or {}
     extra: dict[str, Any] = {"research_mode": record.get("research_mode"), "template_sources": {}}
-    return race_score(JudgeLog.replay(record), task="", report=answer_of(record), reference="", criteria=criteria,
+    log = JudgeLog.replay(record)
+    if isinstance(record.get("fact"), dict):
+        extra["fact"] = run_fact(log, None, report=answer_of(record), prompts={},
+                                 language=str(meta.get("language") or "en"))
+    return race_score(log, task="", report=answer_of(record), reference="", criteria=criteria,
                       templates={}, language=str(meta.get("language") or "en"),
                       clean=bool(meta.get("clean_articles", True)), attempts=int(meta.get("judge_attempts") or 10),
                       extra=extra)

@@ -13,7 +13,8 @@ As upstream does, a task's criteria and reference are found by its ``prompt`` te
 the clone's ``prompt/score_prompt_{en,zh}.py`` (``generate_merged_score_prompt``) and ``prompt/clean_prompt.py``
 (``clean_article_prompt_{en,zh}``), read with :func:`~pytest_jeval.benchmarks._research.upstream.literal`; a clone
 without them (or whose file lacks the name) gets this project's own wording (:mod:`.prompts`), which every record
-then declares.
+then declares. With a ``fact_fetcher``, FACT's prompts come from the clone's ``utils/{extract,deduplicate,validate}.py``
+(:mod:`.fact`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from pytest_jeval.benchmarks._research.upstream import UpstreamError, literal
 from pytest_jeval.benchmarks.liveresearch import prompts
+from pytest_jeval.benchmarks.liveresearch.fact import fact_prompts
 from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.suite.dataset import DatasetLoadError
 
@@ -107,6 +109,12 @@ def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterator[dict[str, Any
     assert ctx.local_dir is not None
     clone = root.parent if root != ctx.local_dir else ctx.local_dir
     texts = templates(clone)
+    fact: dict[str, str] | None = None
+    if getattr(ctx.options, "fact_fetcher", None):
+        try:
+            fact = fact_prompts(clone)
+        except UpstreamError as exc:
+            raise DatasetLoadError(f"FACT reads its prompts from the clone: {exc}") from None
     criteria = {row.get("prompt"): row for row in read_jsonl(root / FILES["criteria"])}
     references = {row.get("prompt"): row for row in read_jsonl(root / FILES["reference"])}
     language = getattr(ctx.options, "language", "all")
@@ -118,4 +126,4 @@ def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterator[dict[str, Any
             if prompt not in table:
                 raise DatasetLoadError(f"task {task.get('id')!r} of query.jsonl has no {what} (matched by prompt text)")
         yield {"task": task, "criteria": criteria[prompt], "reference": references[prompt]["article"],
-               "templates": dict(texts), "template_sources": dict(texts.sources)}
+               "templates": dict(texts), "template_sources": dict(texts.sources), "fact_prompts": fact}

@@ -32,6 +32,8 @@ MIN_CLEANED = 100
 CHUNK_ATTEMPTS = 3
 FACT_NOTE = ("not run: FACT checks each cited URL against the live page (fetched through the Jina reader); "
              "this run has no fetcher, so citation accuracy and effective citations are not measured")
+FACT_RUN = ("FACT ran against the pages of the suite's fact_fetcher (upstream: the Jina reader), judged by the "
+            "suite's [judge] (upstream: Gemini 2.5 Flash)")
 DEVIATIONS = (
     "FACT not run (offline): " + FACT_NOTE.removeprefix("not run: "),
     "the judge is the suite's [judge] model (upstream: Gemini 2.5 Pro with a 16k-token thinking budget)",
@@ -105,10 +107,13 @@ def race_score(log: JudgeLog, *, task: str, report: str, reference: str, criteri
     """The task's RACE score (see the module docstring): value = overall on 0-1, the record's ``race_*`` columns
     on upstream's x100 scale, correct when overall >= 0.5; unscored with the reason when the judge gives none."""
     lang = "zh" if language == "zh" else "en"
+    deviations = list(DEVIATIONS)
+    if isinstance((extra or {}).get("fact"), dict):
+        deviations[0] = FACT_RUN
     meta: dict[str, Any] = {"criteria": compact_criteria(criteria), "language": lang,
                             "judge_prompts": {k: v for k, v in (extra or {}).get("template_sources", {}).items()
                                               if k.endswith(lang)},
-                            "deviations": list(DEVIATIONS), "clean_articles": clean, "judge_attempts": attempts}
+                            "deviations": deviations, "clean_articles": clean, "judge_attempts": attempts}
     fields: dict[str, Any] = {"fact": FACT_NOTE, **{k: v for k, v in (extra or {}).items() if k != "template_sources"}}
     if not report.strip():
         zero = {"overall": 0.0, **dict.fromkeys(DIMENSIONS, 0.0)}
