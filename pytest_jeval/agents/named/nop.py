@@ -19,10 +19,10 @@ class Nop:
         return None
 
     async def run(self, parts: EpisodeParts) -> Episode:
-        """The opening messages and one empty answer, ended as ``final``; the environment's state as it was made."""
+        """The opening messages and one empty answer, ended as ``final``."""
         answer = Reply(text="", model=parts.setup.model, attempts=0)
         return Episode(messages=[*parts.messages, answer.assistant_message()], replies=[answer],
-                       stop_reason="final", turns=0, state=parts.ctx.state)  # the untouched environment, to score
+                       stop_reason="final", turns=0)
 
 
 AGENT = register_agent("nop", Nop())

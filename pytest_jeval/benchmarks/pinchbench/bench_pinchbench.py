@@ -11,6 +11,7 @@ are unscored with the reason (and their episode is not run). See docs/pinchbench
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -127,12 +128,11 @@ def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterator[dict[str, Any
                    prompts=task.prompts(), grader_timeout=options.grader_timeout)
         yield row
     if graded_in_sandbox:
-        from pytest_jeval.sandbox.plans import current_plan
+        from pytest_jeval.sandbox import isolation
 
-        plan = current_plan()
-        if "netns" not in plan.tags:
-            raise DatasetLoadError(f"pinchbench runs its automated graders in the sandbox without network, and this "
-                                   f"machine's sandbox ({plan.name}) has no network namespace: install bubblewrap "
+        if "netns" not in isolation():
+            raise DatasetLoadError("pinchbench runs its automated graders in the sandbox without network, and this "
+                                   "machine's sandbox has no network namespace: install bubblewrap "
                                    "(apt-get install -y bubblewrap, or `make bubblewrap`)")
 
 
@@ -161,13 +161,12 @@ def gold_steps(sample: Sample) -> list[OracleStep]:
 
 
 def _automated(meta: dict[str, Any], events: list[dict[str, Any]], workspace: Path) -> dict[str, Any]:
-    from pytest_jeval.agents.workspace import remove_workspace
-    from pytest_jeval.sandbox.workdir import make_workspace_dir
+    from pytest_jeval.agents.workspace import make_workspace, remove_workspace
 
     code = meta.get("automated_checks")
     if not code:
         return {"score": 0.0, "breakdown": {}, "notes": "No automated grading code found"}
-    copy = Path(make_workspace_dir())
+    copy = make_workspace()
     try:
         copy_tree(workspace, copy)
         outcome = run_grader(str(code), events, copy, timeout=float(meta.get("grader_timeout") or GRADER_TIMEOUT))
@@ -215,13 +214,22 @@ def grade_task(sample: Sample, episode: Episode, judge: Any) -> Score:
         why = str(meta["offline_reason"])
     elif episode.agent == "oracle" and not meta.get("oracle"):
         why = "the oracle has no gold solution for this task (no ## Oracle Solution section)"
-    elif not isinstance(episode.state, PinchState):
+    elif not isinstance(episode.state, PinchState) and episode.agent != "nop":
         why = "the episode left no workspace to grade"
     if why is not None:
         return Score(correct=None, expected=EXPECTED, fields={"task_score": None, **extra},
                      metadata={"unscored_reason": why, "deviations": list(DEVIATIONS)})
     state = episode.state
-    assert isinstance(state, PinchState)
+    if not isinstance(state, PinchState):  # the nop agent keeps no state: grade the workspace as it was made
+        state = environment(sample, Path(os.devnull))
+        try:
+            return _graded(meta, episode, judge, state, extra)
+        finally:
+            state.close()
+    return _graded(meta, episode, judge, state, extra)
+
+
+def _graded(meta: dict[str, Any], episode: Episode, judge: Any, state: PinchState, extra: dict[str, Any]) -> Score:
     events = transcript(episode.messages)
     kind = str(meta["grading_type"])
     automated = _automated(meta, events, state.workspace) if kind in ("automated", "hybrid") else None

@@ -25,10 +25,9 @@ from typing import Any
 from pytest_jeval.agents.spec import AsyncChat, NewSession
 from pytest_jeval.agents.tool import HarnessError, ToolContext, ToolError, tool
 from pytest_jeval.agents.tools import TOOLS
-from pytest_jeval.agents.workspace import open_in, remove_workspace
+from pytest_jeval.agents.workspace import make_workspace, open_in, remove_workspace
 from pytest_jeval.core.chat import Messages
 from pytest_jeval.core.sample import Sample
-from pytest_jeval.sandbox.workdir import make_workspace_dir
 
 __all__ = ["TOOLS_OF_AGENT", "PinchState", "Sessions", "copy_tree", "environment", "make_user", "transcript"]
 
@@ -58,7 +57,7 @@ def _write_new(root: Path, rel: str, data: bytes) -> None:
 
 def environment(sample: Sample, workspace: Path) -> PinchState:
     """A fresh workspace holding the task's ``workspace_files`` (inline ``content``, or ``source`` from ``assets/``)."""
-    root = Path(make_workspace_dir())
+    root = make_workspace()
     state = PinchState(root)
     try:
         for spec in sample.metadata["workspace_files"]:
