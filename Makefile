@@ -77,6 +77,14 @@ bubblewrap:
 		&& (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap); } \
 		|| echo "bubblewrap could not be installed: the sandbox falls back to a weaker isolation plan"
 
+# The local research corpus reads PDFs with pdftotext (Debian's poppler-utils; docs/agent-tools.md); without it
+# a corpus of PDFs is refused with the install hint and the PDF test is skipped.
+.PHONY: poppler
+poppler:
+	@command -v pdftotext >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y poppler-utils); } \
+		|| echo "poppler-utils could not be installed: corpora of PDF files cannot be read"
+
 # terminal_lite's tasks run in a Debian root filesystem built once with mmdebstrap (about 1-2.5 min, ~370 MiB)
 # and cached outside the repository (docs/terminal.md). `make test` builds it first: the terminal tests need it.
 .PHONY: rootfs
@@ -138,7 +146,7 @@ docs: $(VENV)/.installed-dev
 
 # Two pytest-xdist workers: most tests wait on subprocesses and servers, so the suite takes
 # about 5 minutes on two cores instead of about 9 in one process. tests/scale has its own target.
-test: $(VENV)/.installed-dev chromium bubblewrap rootfs taubench swebench valgrind frameworks terminalbench-envs lint docs
+test: $(VENV)/.installed-dev chromium bubblewrap poppler rootfs taubench swebench valgrind frameworks terminalbench-envs lint docs
 	$(PY) -m pytest -n 2 --ignore=tests/scale
 
 # LiteLLM's proxy, the router of the scaling tests (docs/routers.md): a virtualenv of its own,

@@ -5,7 +5,7 @@ See docs/agents.md.
 
 from __future__ import annotations
 
-from pytest_jeval.agents.spec import AgentSpec, AsyncChat, UserSimulator
+from pytest_jeval.agents.spec import AgentSpec, AsyncChat, NewSession, UserSimulator
 from pytest_jeval.agents.tool import (
     HarnessError,
     NotRunnable,
@@ -24,6 +24,7 @@ __all__ = [
     "AsyncChat",
     "Episode",
     "HarnessError",
+    "NewSession",
     "NotRunnable",
     "StopReason",
     "Tool",

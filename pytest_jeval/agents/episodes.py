@@ -76,6 +76,8 @@ class EpisodeRunner:
         """Set up the workspace and environment, run the loop, and clean up."""
         from pytest_jeval.agents.workspace import make_workspace, remove_workspace
 
+        if setup.declines(sample):  # as a direct benchmark sends no request when its prompt is None
+            return Episode(stop_reason="final", agent=setup.agent)
         if setup.external is not None:
             from pytest_jeval.agents.external.episode import run_external_episode
 

@@ -22,12 +22,13 @@ import asyncio
 import dataclasses
 import functools
 import inspect
+import itertools
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from pytest_jeval.agents.spec import UserSimulator
+from pytest_jeval.agents.spec import NewSession, UserSimulator
 from pytest_jeval.agents.tool import HarnessError, Tool, ToolContext, ToolError, ToolOutput
 from pytest_jeval.core import jsonsafe
 from pytest_jeval.core.chat import EndpointError, Messages, Reply, ToolCall
@@ -152,6 +153,8 @@ class EpisodeLoop:
         self.user = user
         self.episode = Episode(state=ctx.state)
         self.started = time.monotonic()
+        self.session_start = 0
+        """Index in the episode's messages where the current session starts (see :class:`NewSession`)."""
 
     def remaining(self) -> float:
         """Seconds left of the episode's wall-clock limit."""
@@ -188,7 +191,7 @@ class EpisodeLoop:
         if remaining <= 0:
             raise _Stop("time_limit", f"the episode ran past {limits.time_limit:g}s")
         try:
-            reply = await asyncio.wait_for(self.call_model(ep.messages), remaining)
+            reply = await asyncio.wait_for(self.call_model(self.visible()), remaining)
         except asyncio.TimeoutError:
             raise _Stop("time_limit", f"the episode ran past {limits.time_limit:g}s (waiting for the model)") from None
         except EndpointError as exc:
@@ -208,6 +211,15 @@ class EpisodeLoop:
             raise _Stop("final", "the tool calls are the answer")
         await self.run_calls(reply.tool_calls)
 
+    def visible(self) -> Messages:
+        """What the model is sent: the whole conversation, or since a :class:`NewSession` the opening system
+        messages and the current session."""
+        messages = self.episode.messages
+        if not self.session_start:
+            return messages
+        head = list(itertools.takewhile(lambda m: m.get("role") == "system", messages[:self.session_start]))
+        return [*head, *messages[self.session_start:]]
+
     async def user_turn(self) -> None:
         """After an answer without tool calls: the simulated user speaks again, or the episode ends."""
         if self.user is None:
@@ -226,6 +238,9 @@ class EpisodeLoop:
             raise _Stop("error", f"the simulated user failed: {exc}") from None
         if text is None:
             raise _Stop("final", "the user is done")
+        if isinstance(text, NewSession):
+            self.session_start = len(self.episode.messages)
+            text = text.text
         self.episode.messages.append({"role": "user", "content": text})
 
     def unanswered(self, calls: Sequence[ToolCall], error: str | None) -> None:

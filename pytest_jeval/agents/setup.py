@@ -68,6 +68,11 @@ class EpisodeSetup:
             return list(own(sample) if callable(own) else own)
         return list(self.builtin_tools)
 
+    def declines(self, sample: Sample) -> bool:
+        """True when the benchmark runs no episode for ``sample``: its prompt (the agent prompt, else the
+        benchmark's) is None. The episode is then empty, with no model call, and the test scores it."""
+        return (self.spec.prompt(sample) if self.spec.prompt is not None else self.prompt(sample)) is None
+
     def first_messages(self, sample: Sample, recall: Recall | None = None) -> Messages:
         """The episode's opening messages: the agent prompt (or the benchmark's prompt), with the system prompt;
         in episode mode (``recall``) the benchmark's memory prompt, given what the episode remembers."""

@@ -18,14 +18,23 @@ AsyncChat = Callable[[Messages], Awaitable[Reply]]
 """Send one chat (messages) to a model through the plugin's scheduler and await the reply."""
 
 
+@dataclasses.dataclass(frozen=True)
+class NewSession:
+    """A user message that opens a new session: from it on, the model sees only the episode's system
+    messages and what follows (the episode's record keeps the whole conversation). A
+    :class:`UserSimulator` returns one to play a user who comes back later (PinchBench's multi-session tasks)."""
+
+    text: str
+
+
 class UserSimulator(Protocol):
     """The user side of a multi-turn task (tau-bench style)."""
 
-    async def next_message(self, conversation: Messages) -> str | None:
+    async def next_message(self, conversation: Messages) -> str | NewSession | None:
         """The user's next message after the agent answered, or None when the user is done.
 
         ``conversation`` is what the user can see: the user and assistant messages
-        with text (no system prompt, no tool traffic).
+        with text (no system prompt, no tool traffic). A :class:`NewSession` opens a new session.
         """
         ...
 

@@ -222,6 +222,8 @@ def left_out_reason(bench: Any, *, judge: bool, user: bool = False) -> str | Non
         elif bench.dataset is not None:
             reasons.append(f"its data is on the Hugging Face Hub ({bench.dataset.path}); "
                            f"run it with jeval run -b {bench.name}")
+        elif bench.data_dir:
+            reasons.append(f"it reads its data from a local copy: a suite's data_dir ({bench.data_dir})")
         elif bench.read_rows is None:  # as the plan decides: rows read by the benchmark itself need no files
             reasons.append(f"it needs local data files (jeval run -b {bench.name} --data-files ...)")
     if bench.needs_judge and not judge:

@@ -146,6 +146,10 @@ class Benchmark:
     data_source: str = ""
     """Where the data comes from, in words, for the catalog when it is neither the Hub nor
     bundled, one word (e.g. ``pypi:bfcl-eval``, a PyPI package)."""
+    aliases: tuple[str, ...] = ()
+    """Other names a suite may use for this benchmark (``deepresearch`` for ``liveresearch``). An entry naming
+    an alias runs this benchmark under its ``name``, the alias becoming the entry's label (results file,
+    ``benchmark_label``) unless it sets one."""
 
     def default_files(self, module_file: str | None) -> list[Path]:
         """Absolute paths of ``bundled_files`` next to the defining module."""

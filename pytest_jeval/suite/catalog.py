@@ -47,23 +47,42 @@ def bench_modules(package: str) -> list[str]:
 def package_index(package: str) -> dict[str, str]:
     """Map each benchmark defined by a benchmark module of ``package`` (:func:`bench_modules`) to its module.
 
-    CatalogError when two modules define benchmarks of the same name.
+    CatalogError when two modules define benchmarks of the same name (or a name another one has as an alias).
     """
+    return _package_catalog(package)[0]
+
+
+def _package_catalog(package: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``(name -> module, alias -> name)`` of the benchmarks of ``package``."""
     index: dict[str, str] = {}
+    aliases: dict[str, str] = {}
     for mod_name in bench_modules(package):
         bench = find_benchmark(importlib.import_module(mod_name))
         if bench is None:
             continue
-        if bench.name in index:
-            raise CatalogError(f"{mod_name} and {index[bench.name]} both define a benchmark named {bench.name!r}")
+        for name in (bench.name, *bench.aliases):
+            taken = index.get(name) or (index[aliases[name]] if name in aliases else None)
+            if taken is not None:
+                raise CatalogError(f"{mod_name} and {taken} both define a benchmark named {name!r}")
+            if name != bench.name:
+                aliases[name] = bench.name
         index[bench.name] = mod_name
-    return index
+    clash = sorted(set(index) & set(aliases))
+    if clash:
+        raise CatalogError(f"{', '.join(map(repr, clash))}: both a benchmark's name and another's alias")
+    return index, aliases
 
 
 @functools.lru_cache(maxsize=1)
 def builtin_index() -> dict[str, str]:
     """Map each built-in benchmark name to the module that defines it (found by walking the package)."""
-    return package_index(BUILTIN_PACKAGE)
+    return _package_catalog(BUILTIN_PACKAGE)[0]
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_aliases() -> dict[str, str]:
+    """Map each alias of a built-in benchmark (``Benchmark.aliases``) to the benchmark's name."""
+    return _package_catalog(BUILTIN_PACKAGE)[1]
 
 
 BENCHMARKS: Registry[str] = Registry("benchmarks", kind="benchmark")
@@ -78,7 +97,7 @@ def installed_index() -> dict[str, str]:
     CatalogError for an entry point naming an attribute rather than a module, taking a built-in
     name, or taking a name another package's entry point holds.
     """
-    builtins = builtin_index()
+    builtins = {**builtin_index(), **builtin_aliases()}
     index: dict[str, str] = {}
     for ep in BENCHMARKS.entry_points():
         if ep.attr:
@@ -109,13 +128,15 @@ def builtin_module(name: str) -> str | None:
         except ModuleNotFoundError:  # no package ``<name>``
             continue
         bench = find_benchmark(importlib.import_module(mod_name))
-        return mod_name if bench is not None and bench.name == name else None
+        return mod_name if bench is not None and name in (bench.name, *bench.aliases) else None
     return None
 
 
 def benchmark_index() -> dict[str, str]:
-    """Every benchmark a suite can name: the built-ins, then the installed ones (name -> module)."""
-    return {**builtin_index(), **installed_index()}
+    """Every benchmark a suite can name: the built-ins (and their aliases), then the installed ones (name -> module)."""
+    builtins = builtin_index()
+    aliased = {alias: builtins[name] for alias, name in builtin_aliases().items()}
+    return {**builtins, **aliased, **installed_index()}
 
 
 def installed_benchmarks() -> list[Benchmark]:
@@ -152,11 +173,12 @@ def builtin_benchmarks() -> list[Benchmark]:
 
 def catalog_rows(installed: bool = True) -> list[dict[str, Any]]:
     """One row per benchmark (the built-ins, then with ``installed`` the installed ones):
-    name, category, dataset id, sample count, scorer, description."""
+    name, aliases, category, dataset id, sample count, scorer, description."""
     benches = builtin_benchmarks() + (installed_benchmarks() if installed else [])
     return [
         {
             "name": b.name,
+            "aliases": list(b.aliases),
             "category": b.category,
             "dataset": b.dataset.path if b.dataset else f"({b.data_source})" if b.data_source else "(bundled)",
             "samples": b.sample_count,
@@ -181,7 +203,8 @@ def catalog_markdown() -> str:
     for r in catalog_rows(installed=False):
         dataset = r["dataset"] if r["dataset"].startswith("(") else f"`{r['dataset']}`"
         samples = f"{r['samples']:,}" if isinstance(r["samples"], int) else "?"
-        lines.append(f"| `{cell(r['name'])}` | {cell(r['category'])} | {dataset} | {samples} | {cell(r['scorer'])} |")
+        name = f"`{cell(r['name'])}`" + "".join(f" (alias `{cell(a)}`)" for a in r["aliases"])
+        lines.append(f"| {name} | {cell(r['category'])} | {dataset} | {samples} | {cell(r['scorer'])} |")
     return "\n".join(lines) + "\n"
 
 

@@ -542,10 +542,13 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
     if bench is None:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].module: {module.__name__} defines no Benchmark")
     if bench.name != entry.name:
-        raise SuiteError(
-            f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} does not match the module's "
-            f"Benchmark name {bench.name!r}"
-        )
+        if entry.module or entry.name not in bench.aliases:
+            raise SuiteError(
+                f"invalid suite {path}:\n  benchmarks[{i}].name: {entry.name!r} does not match the module's "
+                f"Benchmark name {bench.name!r}"
+            )
+        # an alias runs the benchmark under its own name; the alias stays the entry's key (its label)
+        entry = entry.model_copy(update={"name": bench.name, "label": entry.label or entry.name})
     backend, notes = _backend(path, i, entry, bench)
     if entry.sandbox is not None and entry.sandbox not in bench.sandboxes:
         allowed = f"it takes {', '.join(repr(s) for s in bench.sandboxes)}" if bench.sandboxes else "it runs no sandbox"

@@ -1,0 +1,1 @@
+"""liveresearch (alias deepresearch): DeepResearch Bench, reports scored with RACE (see bench_liveresearch)."""
