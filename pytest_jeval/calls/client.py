@@ -35,6 +35,7 @@ class ModelClient:
         role: str = "model",
         settings: RequestSettings | None = None,
         on_error: Callable[[EndpointError], None] | None = None,
+        nonce: int = 0,
     ) -> None:
         self.name = name
         """The model id sent to the endpoint."""
@@ -49,6 +50,8 @@ class ModelClient:
         self._submit = submit
         self._on_reply = on_reply
         self._on_error = on_error
+        self.nonce = nonce
+        """The ``nonce`` of a call that names none: a repeated item's repeat index, so its calls are its own."""
 
     def __repr__(self) -> str:
         return f"ModelClient({self.role}={self.name!r}, endpoint={self._endpoint.label!r})"
@@ -61,12 +64,13 @@ class ModelClient:
         max_tokens: int | None = None,
         logprobs: bool = False,
         top_logprobs: int | None = None,
-        nonce: int = 0,
+        nonce: int | None = None,
         **extra: Any,
     ) -> ChatRequest:
-        """Build the :class:`ChatRequest` that :meth:`chat` would send."""
+        """Build the :class:`ChatRequest` that :meth:`chat` would send (``nonce`` None: the client's own)."""
         return build_request(self.settings, prompt, temperature=temperature, max_tokens=max_tokens,
-                             logprobs=logprobs, top_logprobs=top_logprobs, nonce=nonce, **extra)
+                             logprobs=logprobs, top_logprobs=top_logprobs,
+                             nonce=self.nonce if nonce is None else nonce, **extra)
 
     def submit(self, prompt: PromptLike, **kwargs: Any) -> concurrent.futures.Future[Reply]:
         """Send without waiting; the future gives the :class:`Reply` (or raises EndpointError)."""

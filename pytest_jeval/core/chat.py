@@ -83,6 +83,9 @@ class Reply:
     message: Message | None = dataclasses.field(default=None, compare=False)
     """The assistant message as the endpoint returned it (JSON builtins), so that provider
     extras such as ``reasoning_content`` can be sent back on the next turn; None when unknown."""
+    system_fingerprint: str | None = None
+    """The backend configuration the endpoint says served the reply (OpenAI's ``system_fingerprint``);
+    None when it sent none. With :attr:`model` it tells drift (a changed backend) from noise."""
 
     def assistant_message(self) -> Message:
         """The assistant message to append to the conversation for the next turn.

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pytest_jeval.results.repeats import judge_repeat_summary, repeat_summary
+from pytest_jeval.results.served import served_summary
 from pytest_jeval.scoring.metrics import metric_stats, wilson_interval
 from pytest_jeval.telemetry.efficiency import summary_ipj, summary_ipw
 
@@ -156,7 +158,16 @@ def summarize(
     power = summary["power_stats"]["mean"] if summary["power_stats"] else None
     summary["ipw"] = summary_ipw(summary["accuracy"], power)
     summary["ipj"] = summary_ipj(summary["accuracy"], summary["total_energy_joules"])
-    agent = agent_summary(records)
+    served = served_summary(records)
+    if served is not None:
+        summary["served"] = served
+    repeats = repeat_summary(records)
+    if repeats is not None:
+        summary["repeats"] = repeats
+    judge_repeats = judge_repeat_summary(records)
+    if judge_repeats is not None:
+        summary["judge_repeats"] = judge_repeats
+    agent = agent_summary(records, repeats)
     if agent is not None:
         summary["agent"] = agent
         summary.update({"mean_turns": agent["mean_turns"], "tool_calls_per_episode": agent["tool_calls_per_episode"],
@@ -166,9 +177,10 @@ def summarize(
     return summary
 
 
-def agent_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+def agent_summary(records: list[dict[str, Any]], repeats: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Mean turns, tool calls per episode, the stop-reason counts and the tool error rate of the
-    agent records (and pass^k over repeats); None when no record is an agent episode."""
+    agent records (and pass^k over repeats, from ``repeats``, the summary's ``repeats`` block);
+    None when no record is an agent episode."""
     episodes = [r["agent"] for r in records if isinstance(r.get("agent"), dict)]
     if not episodes:
         return None
@@ -184,25 +196,16 @@ def agent_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
         "tool_calls_per_episode": calls / len(episodes),
         "stop_reasons": dict(sorted(reasons.items())),
         "tool_error_rate": errors / calls if calls else None,
-        "pass_hat_k": pass_hat_k(records),
+        "pass_hat_k": (repeats if repeats is not None else repeat_summary(records) or {}).get("pass_hat_k"),
     }
 
 
 def pass_hat_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
     """tau-bench's pass^k for k = 1..n over samples run n times (``repeats``): the mean over tasks
     of C(c, k) / C(n, k), c the task's correct runs. Errored runs count as not passed.
-    None when no record is a repeat."""
-    groups: dict[str, list[bool]] = {}
-    for r in records:
-        agent = r.get("agent")
-        if isinstance(agent, dict) and agent.get("repeat_of") is not None:
-            groups.setdefault(str(agent["repeat_of"]), []).append(r.get("is_correct") is True)
-    if not groups:
-        return None
-    from pytest_jeval.scoring.metrics import pass_hat_k as estimate
-
-    trials = [(len(runs), sum(runs)) for runs in groups.values()]
-    return {str(k): estimate(trials, k) for k in range(1, min(n for n, _ in trials) + 1)}
+    None when no record is a repeat (the ``repeats`` block of :func:`repeat_summary` has it too)."""
+    repeats = repeat_summary(records)
+    return repeats["pass_hat_k"] if repeats is not None else None
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:

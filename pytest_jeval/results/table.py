@@ -69,6 +69,8 @@ def write_terminal_summary(tr: Any, writer: ResultsWriter, stats: list[dict[str,
         tr.write_line("")
         for line in agent_lines(writer.summaries):
             tr.write_line(line)
+        for line in repeat_lines(writer.summaries):
+            tr.write_line(line)
         for line, yellow in _call_lines(stats):
             tr.write_line(line, yellow=yellow)
         tr.write_line(f"results: {writer.plan.output_dir}{os.sep} ({len(writer.files)} JSONL files, summary.json)")
@@ -99,6 +101,34 @@ def agent_lines(summaries: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
         out.append(f"agent: {bench} x {model}: {agent.get('episodes')} episodes, {agent.get('mean_turns', 0):.2f} "
                    f"turns and {agent.get('tool_calls_per_episode', 0):.2f} tool calls each{errors}; "
                    f"stopped: {reasons}{hat}")
+    return out
+
+
+def repeat_lines(summaries: dict[tuple[str, str], dict[str, Any]], max_listed: int = 10) -> list[str]:
+    """Per pair run with repeats: pass@k, pass^k, mean and standard error, majority vote, the flip rate and the
+    items whose verdict flipped; per pair with judge repeats, the judge's self-consistency."""
+    out = []
+    for (bench, model), summary in sorted(summaries.items()):
+        rep = summary.get("repeats")
+        if isinstance(rep, dict):
+            k = str(rep.get("k"))
+            se = rep.get("stderr")
+            mean = "-" if rep.get("mean_accuracy") is None else f"{rep['mean_accuracy']:.3f}"
+            mean += f" ± {se:.3f}" if se is not None else ""
+            flipped = [str(f.get("item")) for f in rep.get("flipped") or []]
+            listed = ", ".join(flipped[:max_listed]) + (f", ... {len(flipped) - max_listed} more"
+                                                        if len(flipped) > max_listed else "")
+            out.append(
+                f"repeats: {bench} x {model}: {rep.get('items')} items x {k} runs; mean accuracy {mean} (SE over "
+                f"repeats), pass@1 {_fmt((rep.get('pass_at_k') or {}).get('1'))}, pass@{k} "
+                f"{_fmt((rep.get('pass_at_k') or {}).get(k))}, pass^{k} {_fmt((rep.get('pass_hat_k') or {}).get(k))}, "
+                f"majority vote {_fmt(rep.get('majority_vote_accuracy'))}, flip rate {_fmt(rep.get('flip_rate'))}"
+                + (f" ({rep.get('flipped_count')} flipped: {listed})" if flipped else ""))
+        judge = summary.get("judge_repeats")
+        if isinstance(judge, dict):
+            out.append(f"judge repeats: {bench} x {model}: {judge.get('items')} verdicts asked "
+                       f"{judge.get('judge_repeats')} times; agreement {_fmt(judge.get('agreement'))}, unanimous "
+                       f"{_fmt(judge.get('unanimous'))}")
     return out
 
 

@@ -82,6 +82,8 @@ def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str,
     )
     if sample is not None:
         record.update(subject=sample.subject, question=sample.input, expected=sample.target)
+        if sample.metadata.get("repeat") is not None:
+            record.update(repeat=sample.metadata["repeat"], repeat_of=sample.metadata.get("repeat_of"))
     plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
     return plain
 
@@ -154,6 +156,10 @@ class ResultsWriter:
         self._session: pytest.Session | None = None
         self.gates: list[GateResult] = []
         """The gates checked at session end."""
+        self._previous_served: dict[Pair, tuple[set[str], set[str]]] = {}
+        self.served_changes: dict[Pair, str] = {}
+        """Pairs whose answers were served by a model or fingerprint the summary this run replaced did not
+        name, in words (``served_change``)."""
 
     # -- session start ----------------------------------------------------------------
     def prepare(self) -> dict[Pair, dict[str, dict[str, Any]]]:
@@ -176,6 +182,7 @@ class ResultsWriter:
             raise pytest.UsageError(f"jeval: cannot use output_dir {out}: {exc}; no samples were sent") from None
         if self.lock.took_over:
             self.notes.append(f"took over the lock of an earlier run that is no longer running ({self.lock.took_over})")
+        self._read_previous_served()
         resumed: dict[Pair, dict[str, dict[str, Any]]] = {}
         if self.resume:
             try:
@@ -184,6 +191,20 @@ class ResultsWriter:
                 self.release()
                 raise pytest.UsageError(f"jeval: cannot resume from {exc}; no samples were sent") from None
         return resumed
+
+    def _read_previous_served(self) -> None:
+        """What served each pair's stored results (its summary's ``served`` block), to tell a changed
+        fingerprint at the end."""
+        from pytest_jeval.results.served import served_values
+
+        for bench in self.plan.benchmarks:
+            for model in self.plan.models:
+                try:
+                    data = json.loads(read_bytes(summary_path(jsonl_path(self.plan.output_dir, bench, model))) or b"null")
+                except (OSError, ValueError):
+                    continue
+                if isinstance(data, dict):
+                    self._previous_served[(bench, model)] = served_values(data)
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -392,6 +413,7 @@ class ResultsWriter:
                 if planned.benchmark.summarize_extra is not None:
                     summary.update(planned.benchmark.summarize_extra(values))
                 summary["skipped_rows"] = self._skipped(bench)
+                self._check_served((bench, model), summary)
                 if self._session is not None:
                     self._session.config.hook.pytest_jeval_update_summary(summary=summary, records=values)
                 spath = summary_path(path)
@@ -408,9 +430,26 @@ class ResultsWriter:
             "ended_at": ended,
             "runs": runs,
         }
+        if self.served_changes:
+            aggregate["served_changes"] = [{"benchmark": b, "model": m, "change": c}
+                                           for (b, m), c in self.served_changes.items()]
         if self.telemetry is not None:
             aggregate["telemetry"] = self.telemetry.summary()
         return aggregate
+
+    def _check_served(self, pair: Pair, summary: dict[str, Any]) -> None:
+        """Note a pair served by several models or fingerprints, or by others than the results it replaces."""
+        from pytest_jeval.results.served import served_change, served_values
+
+        served = summary.get("served")
+        if isinstance(served, dict) and served.get("warning"):
+            self.notes.append(f"{pair[0]} x {pair[1]}: {served['warning']}")
+        previous = self._previous_served.get(pair)
+        change = served_change(previous, served_values(summary), "the stored results") if previous else None
+        if change is not None:
+            self.served_changes[pair] = change
+            self.notes.append(f"{pair[0]} x {pair[1]}: this run was served {change}: the endpoint's model or "
+                              "configuration changed since (drift, not noise)")
 
     def _compact_trajectories(self, path: Path, records: dict[str, dict[str, Any]]) -> None:
         """Keep one trajectory per stored record (the newest), in the records' order; drop those of dropped records."""

@@ -56,6 +56,7 @@ def benchmark_entry(request: pytest.FixtureRequest) -> BenchmarkEntry:
 def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
     """A chat client for the model under test, with this benchmark's generation settings."""
     from pytest_jeval.calls.client import ModelClient
+    from pytest_jeval.core.sample import repeat_nonce
 
     runtime = _runtime(request)
     case = _case(request)
@@ -71,6 +72,7 @@ def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
         settings=runtime.plan.settings(case.benchmark, jeval_model),
         on_reply=case.replies.append,
         on_error=failed,
+        nonce=repeat_nonce(case.sample),  # each repeat of a sample is its own request (and cache entry)
     )
 
 

@@ -81,6 +81,9 @@ class Defaults(_Strict):
     """Maximum output tokens."""
     system_prompt: str | None = None
     """A system message prepended to every prompt."""
+    seed: int | None = Field(None, ge=0)
+    """Sent as the ``seed`` of every request to the models under test (best-effort determinism where the
+    endpoint honours it); the n-th repeat of a sample sends ``seed + n - 1``. Unset: no seed is sent."""
 
 
 class _Endpoint(_Strict):
@@ -272,8 +275,9 @@ class BenchmarkEntry(_Strict):
     scale: list[float] | None = None
     """Judge benchmark: the score scale as ``[low, high]`` (e.g. ``[0, 4]``), where the evaluator does not fix it."""
     repeats: int = Field(1, ge=1)
-    """Judge benchmark: run each item this many times and report consistency. Agent benchmark:
-    run each sample this many times (ids ``<id>@<n>``) and report pass^k."""
+    """Run each sample this many times, each run its own request (ids ``<id>@<n>``), and report the repeat
+    statistics (pass@k, pass^k, mean and standard error over repeats, majority vote, flip rate). Judge
+    benchmark: run the evaluator this many times per item and report consistency."""
     database: str | None = None
     """Judge benchmark with ``evaluator = "sql"``: the SQLite database (relative to the suite file)."""
     agent: str | None = None

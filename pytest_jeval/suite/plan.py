@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from pytest_jeval.calls.settings import RequestSettings, adapt, build_request
 from pytest_jeval.core.benchmark import Benchmark, find_benchmark
 from pytest_jeval.core.chat import ChatRequest, Endpoint, PromptLike
-from pytest_jeval.core.sample import Sample
+from pytest_jeval.core.sample import Sample, repeat_nonce
 from pytest_jeval.suite.config import (
     BenchmarkEntry,
     Judge,
@@ -225,7 +225,7 @@ class EvalPlan:
                 options=pb.options,
                 local_dir=pb.local_dir,
             )
-            if pb.is_agent and e.repeats > 1:
+            if e.repeats > 1 and not e.evaluator:  # a judge benchmark repeats its evaluator's runs instead
                 samples, skipped = self._samples[name]
                 self._samples[name] = (repeated(samples, e.repeats), skipped)
         return self._samples[name]
@@ -298,6 +298,7 @@ class EvalPlan:
             temperature_override=m.temperature if "temperature" in m.model_fields_set else None,
             stream=m.stream,
             system_prompt=self.suite.defaults.system_prompt,
+            seed=self.suite.defaults.seed,
         )
         return settings
 
@@ -335,7 +336,9 @@ class EvalPlan:
         """The request the plugin sends (and prefetches) for one sample; None when it needs no call."""
         definition = self.benchmarks[bench].benchmark
         prompt = definition.prompt(sample)
-        return None if prompt is None else self.request(bench, model, prompt, **definition.request_options)
+        if prompt is None:
+            return None
+        return self.request(bench, model, prompt, **{"nonce": repeat_nonce(sample), **definition.request_options})
 
 
 def _helper_settings(cfg: Judge | UserModel, name: str) -> RequestSettings:
@@ -560,8 +563,6 @@ def _backend(path: Path, i: int, entry: BenchmarkEntry, bench: Benchmark) -> tup
         for key in ("tools", "max_turns"):
             if key in entry.model_fields_set and getattr(entry, key):
                 raise SuiteError(f'{where}.{key}: only valid with backend = "agent"')
-        if entry.repeats != 1:
-            raise SuiteError(f'{where}.repeats: only valid with evaluator = ... or backend = "agent"')
         return backend, notes
     from pytest_jeval.agents.tools import TOOLS
 
