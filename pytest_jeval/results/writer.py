@@ -199,8 +199,9 @@ class ResultsWriter:
 
         for bench in self.plan.benchmarks:
             for model in self.plan.models:
+                spath = summary_path(jsonl_path(self.plan.output_dir, bench, model))
                 try:
-                    data = json.loads(read_bytes(summary_path(jsonl_path(self.plan.output_dir, bench, model))) or b"null")
+                    data = json.loads(read_bytes(spath) or b"null")
                 except (OSError, ValueError):
                     continue
                 if isinstance(data, dict):

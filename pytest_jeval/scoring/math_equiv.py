@@ -262,7 +262,8 @@ def _strip_dollars(s: str) -> str:
 
 
 def has_percent_sign(text: str) -> bool:
-    """True when an answer ends with a percent sign or word (``33.5%``, ``33.5\\%``, ``\\frac{1}{2}\\text{ percent}``)."""
+    """True when an answer ends with a percent sign or word (``33.5%``, ``33.5\\%``,
+    ``\\frac{1}{2}\\text{ percent}``)."""
     return _PERCENT_END.search((text or "").strip()) is not None
 
 
@@ -369,7 +370,8 @@ def score_math(reply_text: str, gold: str, *, timeout: float = SYMBOLIC_TIMEOUT,
     """Score a reply against a LaTeX gold answer; unscored when no final answer can be found.
 
     Against a set or list gold (:func:`is_collection`), a reply that ends with several joined boxes
-    (:func:`~pytest_jeval.scoring._boxed.final_boxes`) is read as the set of them; otherwise the final answer (:func:`final_math_answer`) is compared.
+    (:func:`~pytest_jeval.scoring._boxed.final_boxes`) is read as the set of them; otherwise the final
+    answer (:func:`final_math_answer`) is compared.
     """
     boxes = final_boxes(reply_text or "")
     if len(boxes) >= 2 and is_collection(gold):

@@ -20,14 +20,24 @@ from __future__ import annotations
 
 import math
 import re
-
 from typing import Literal, NamedTuple
 
 from pytest_jeval.core.score import Score
 from pytest_jeval.scoring._boxed import last_boxed
 
-__all__ = ["PERCENT_CONVENTIONS", "FinalNumber", "PercentConvention", "extract_final_number", "final_number",
-           "gsm8k_gold", "numbers_equal", "parse_number", "has_percent", "percent_readings", "score_numeric"]
+__all__ = [
+    "PERCENT_CONVENTIONS",
+    "FinalNumber",
+    "PercentConvention",
+    "extract_final_number",
+    "final_number",
+    "gsm8k_gold",
+    "has_percent",
+    "numbers_equal",
+    "parse_number",
+    "percent_readings",
+    "score_numeric",
+]
 
 PercentConvention = Literal["either", "unit", "value"]
 PERCENT_CONVENTIONS: tuple[PercentConvention, ...] = ("either", "unit", "value")
@@ -49,8 +59,8 @@ _PERCENT_AFTER = re.compile(r"[ \t]?(?:%|per[ \t]?cent(?:age)?\b|pct\b)", re.IGN
 # A statement's answer that opens by negating a value: "not 5, it is 6", "not $5$ but 6".
 _NEGATED = re.compile(r"[\s*_`]*(?:not|never)\b", re.IGNORECASE)
 # What may follow a negated value before the stated one: ", it is", "but", "rather", "instead it's".
-_INSTEAD = re.compile(r"[\s,;:.*_`\u2014-]*(?:(?:but|rather|instead)\b[\s,]*)?(?:(?:it|that|this)(?:\s+is|'s|\u2019s)\b)?"
-                      r"[\s:*_`]*", re.IGNORECASE)
+_INSTEAD = re.compile(r"[\s,;:.*_`\u2014-]*(?:(?:but|rather|instead)\b[\s,]*)?"
+                      r"(?:(?:it|that|this)(?:\s+is|'s|\u2019s)\b)?[\s:*_`]*", re.IGNORECASE)
 # "answer" (optionally qualified: "the answer to part (b)"), a connector, then the
 # answer. Between them only spaces, markdown, ":", an em dash, or a dash that a space
 # follows: a dash touching the number is its sign ("Answer: -12").

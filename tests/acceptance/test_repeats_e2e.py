@@ -65,7 +65,7 @@ def write_suite(pytester: pytest.Pytester, server: FakeOpenAIServer, *, seed: bo
     path = pytester.path / "suite.toml"
     path.write_text(textwrap.dedent(f"""
         [defaults]
-        {"seed = %d" % SEED if seed else ""}
+        {f"seed = {SEED}" if seed else ""}
 
         [run]
         output_dir = "out"
