@@ -118,6 +118,21 @@ class EndpointError(Exception):
     """A model call that still failed after retries."""
 
 
+class BudgetExhausted(EndpointError):
+    """A call the run budget (``[run] max_cost_usd`` / ``max_total_tokens``) did not let start: it was never
+    sent. Its message starts with :data:`BUDGET_EXHAUSTED`; the item it belonged to is recorded as an error,
+    which ``--jeval-resume`` runs again."""
+
+
+BUDGET_EXHAUSTED = "budget exhausted"
+"""How the error of an item the run budget stopped begins."""
+
+
+def is_budget_error(error: object) -> bool:
+    """True for a record ``error`` left by the run budget."""
+    return isinstance(error, str) and BUDGET_EXHAUSTED in error
+
+
 @dataclasses.dataclass(frozen=True)
 class Endpoint:
     """Where and how to reach one OpenAI-compatible server. The key never shows in ``repr``."""

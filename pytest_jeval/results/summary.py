@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pytest_jeval.core.chat import is_budget_error
 from pytest_jeval.results.repeats import judge_repeat_summary, repeat_summary
 from pytest_jeval.results.served import served_summary
 from pytest_jeval.scoring.metrics import metric_stats, wilson_interval
@@ -126,6 +127,9 @@ def summarize(
         if isinstance(label, str) and label:
             summary[field] = label
     summary.update(_counts(records))
+    stopped = sum(1 for r in records if is_budget_error(r.get("error")))
+    if stopped:
+        summary["budget_exhausted"] = stopped  # errors of items the run budget stopped (--jeval-resume runs them)
     ok = [r for r in records if r.get("error") is None]
     latencies = [r["latency_seconds"] for r in records if r.get("latency_seconds") is not None]
     summary["mean_latency_seconds"] = sum(latencies) / len(latencies) if latencies else None

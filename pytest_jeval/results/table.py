@@ -146,7 +146,10 @@ def _call_lines(stats: list[dict[str, Any]]) -> list[tuple[str, bool]]:
     rate = f", {sent / max(spans):.1f} requests/s in-call" if spans and max(spans) > 0 and sent else ""
     helpers = sum(s.get("call_processes", 0) for s in stats)
     where = f", HTTP client in {helpers} call process{'es' if helpers > 1 else ''}" if helpers else ""
-    out = [(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}{where}", False)]
+    refused = sum(s.get("budget_refused", 0) for s in stats)
+    held = f", {refused} refused by the run budget (never sent)" if refused else ""
+    out = [(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}{where}{held}",
+            False)]
     exits = sum(s.get("call_process_exits", 0) for s in stats)
     if exits:
         out.append(

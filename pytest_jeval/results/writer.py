@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from pytest_jeval.core.chat import is_budget_error
 from pytest_jeval.core.files import make_dir, read_bytes, write_atomic
 from pytest_jeval.core.paths import aggregate_path, jsonl_path, summary_path, trajectories_path
 from pytest_jeval.results.gates import GateResult, evaluate_gates, has_gates
@@ -38,7 +39,11 @@ from pytest_jeval.session.keys import plan_key, runtime_key
 from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.telemetry.session import RunTelemetry
 
-__all__ = ["ResultsWriter", "install", "jsonl_path", "worker_stats_key", "writer_key"]
+__all__ = ["BUDGET_EXIT_STATUS", "ResultsWriter", "install", "jsonl_path", "worker_stats_key", "writer_key"]
+
+BUDGET_EXIT_STATUS = 6
+"""The exit status of a run the budget stopped (pytest's own are 0-5): its results are written, and the
+items it did not run are "budget exhausted" errors that ``--jeval-resume`` runs once the budget is raised."""
 
 Pair = tuple[str, str]
 
@@ -157,6 +162,8 @@ class ResultsWriter:
         self.gates: list[GateResult] = []
         """The gates checked at session end."""
         self._previous_served: dict[Pair, tuple[set[str], set[str]]] = {}
+        self.budget_exhausted = 0
+        """Items of this run the run budget stopped (recorded as "budget exhausted" errors)."""
         self.served_changes: dict[Pair, str] = {}
         """Pairs whose answers were served by a model or fingerprint the summary this run replaced did not
         name, in words (``served_change``)."""
@@ -275,6 +282,8 @@ class ResultsWriter:
             return
         self._fresh.setdefault(path, set()).add(str(record["record_id"]))
         self.written += 1
+        if is_budget_error(record.get("error")):
+            self.budget_exhausted += 1
 
     def _stop(self, reason: str) -> None:
         """Stop the run after the items in progress (xdist's controller, or the session)."""
@@ -438,6 +447,26 @@ class ResultsWriter:
             aggregate["telemetry"] = self.telemetry.summary()
         return aggregate
 
+    def _budget(self, config: pytest.Config) -> dict[str, Any] | None:
+        """The aggregate's ``budget`` block (limits, what the run spent, items stopped); a note when it stopped
+        items. None without a budget."""
+        run = self.plan.suite.run
+        if run.max_cost_usd is None and run.max_total_tokens is None:
+            return None
+        from pytest_jeval.session.budget import spent
+
+        used = spent(config)
+        block: dict[str, Any] = {"max_cost_usd": run.max_cost_usd, "max_total_tokens": run.max_total_tokens,
+                                 "spent_usd": used[0] if used else None,
+                                 "spent_tokens": int(used[1]) if used else None,
+                                 "exhausted": self.budget_exhausted > 0, "items_stopped": self.budget_exhausted}
+        if self.budget_exhausted:
+            self.notes.append(
+                f"the run budget is exhausted: {self.budget_exhausted} item(s) were not run and are recorded as "
+                f'"budget exhausted" errors (exit status {BUDGET_EXIT_STATUS}); raise [run] max_cost_usd / '
+                "max_total_tokens and rerun with --jeval-resume to run them")
+        return block
+
     def _check_served(self, pair: Pair, summary: dict[str, Any]) -> None:
         """Note a pair served by several models or fingerprints, or by others than the results it replaces."""
         from pytest_jeval.results.served import served_change, served_values
@@ -499,6 +528,9 @@ class ResultsWriter:
         aggregate = self.finish()
         if aggregate is None:  # nothing ran (--collect-only, -k matching nothing): nothing is written
             return
+        budget = self._budget(session.config)
+        if budget is not None:
+            aggregate["budget"] = budget
         self.gates = evaluate_gates(self.plan, self.summaries) if has_gates(self.plan) else []
         aggregate["gates"] = [g.__dict__ for g in self.gates]
         if self.summaries:
@@ -506,6 +538,8 @@ class ResultsWriter:
         if self.gates and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             passed = all(g.passed for g in self.gates)
             session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+        if self.budget_exhausted and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = BUDGET_EXIT_STATUS
         if self.summaries:
             self.announce(session.config)
 

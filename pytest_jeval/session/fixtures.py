@@ -89,13 +89,21 @@ def judge(request: pytest.FixtureRequest) -> ModelClient | None:
     settings = runtime.plan.judge_settings(case.benchmark if case is not None else None)
     assert settings is not None
     # Judge failures are not the item's error: the scorers that ask the judge keep them
-    # as ``judge_error`` in the scoring metadata.
+    # as ``judge_error`` in the scoring metadata. A judge call the run budget refused is:
+    # the item was not judged, and --jeval-resume judges it again.
+    from pytest_jeval.core.chat import BudgetExhausted
+
+    def refused(exc: Exception) -> None:
+        if case is not None and isinstance(exc, BudgetExhausted) and case.error is None:
+            case.error = str(exc)
+
     return ModelClient(
         settings.model,
         endpoint=runtime.endpoint(settings.model, judge=True),
         submit=runtime.submit,
         settings=settings,
         on_reply=case.judge_replies.append if case is not None else None,
+        on_error=refused,
         role="judge",
     )
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_jeval.calls.budget import BudgetSpec
 from pytest_jeval.calls.cache import ResponseCache
 from pytest_jeval.core.chat import ChatRequest, Endpoint, Reply
 from pytest_jeval.core.episode import Episode
@@ -56,6 +57,9 @@ class Runtime:
         """Items whose request could not be built ahead of time (each item then fails on its own)."""
         self.prefetch_errors: list[str] = []
         """The first few reasons, ``nodeid: Type: message``."""
+        self.budget: BudgetSpec | None = None
+        """The run budget this process's calls are checked against (``[run] max_cost_usd`` /
+        ``max_total_tokens``; :mod:`pytest_jeval.session.budget`), None without one."""
 
     # -- the scheduler --------------------------------------------------------------
     @property
@@ -77,9 +81,10 @@ class Runtime:
             if self.executor == "process":
                 from pytest_jeval.calls.callproc import ProcessCallScheduler
 
-                self._scheduler = ProcessCallScheduler(cache_dir)
+                self._scheduler = ProcessCallScheduler(cache_dir, self.budget)
             else:
-                self._scheduler = CallScheduler(ResponseCache(cache_dir) if cache_dir is not None else None)
+                self._scheduler = CallScheduler(ResponseCache(cache_dir) if cache_dir is not None else None,
+                                                self.budget)
         return self._scheduler
 
     def expect(self, calls: int, *, exact: bool) -> None:
@@ -363,6 +368,9 @@ class RuntimeHooks:
             return
         if is_dry(config):
             return
+        budget = config.pluginmanager.get_plugin("jeval-budget")
+        if budget is not None:  # before any call: what the kept records cost counts against the budget
+            budget.write_baseline(runtime.resumed)
         plan = runtime.plan
         targets: dict[Any, str] = {}
         if any(planned.calls_model for planned in plan.benchmarks.values()):  # oracle and nop call no model
@@ -404,7 +412,10 @@ class RuntimeHooks:
 
 def install(config: pytest.Config) -> None:
     """The per-process runtime (every process): stashed, its hooks registered, the call helper started early."""
+    from pytest_jeval.session.budget import budget_spec
+
     runtime = Runtime(config.stash[plan_key], use_cache=not config.getoption("jeval_no_cache"))
+    runtime.budget = None if is_dry(config) else budget_spec(config, runtime.plan)
     config.stash[runtime_key] = runtime
     config.pluginmanager.register(RuntimeHooks(runtime), "jeval-runtime")
     if not is_dry(config):

@@ -367,6 +367,13 @@ class Run(_Strict):
     httpx one; ``auto`` takes aiohttp where the installed openai offers it."""
     max_error_rate: float | None = Field(None, ge=0.0, le=1.0)
     """Gate: the share of errored samples per model x benchmark must not exceed this."""
+    max_cost_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    """The run budget in USD, judge and user-simulator calls included (records kept by ``--jeval-resume``
+    count with their recorded cost): no call starts once it could take the run past it; the items left
+    are recorded as "budget exhausted" errors and the exit status is 6. Every model the run calls needs a
+    known price (the price table, or ``price_in_per_mtok``/``price_out_per_mtok``)."""
+    max_total_tokens: int | None = Field(None, gt=0)
+    """The run budget in tokens (prompt plus completion, every call), with ``max_cost_usd``'s rules."""
     max_exec_workers: int | None = Field(None, gt=0)
     """Parallel sandboxed code executions (default: number of cores)."""
     telemetry: bool = False

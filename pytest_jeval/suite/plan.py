@@ -157,6 +157,10 @@ class EvalPlan:
                 raise SuiteError(f'invalid suite {path}:\n  run.http_client: "aiohttp" needs openai\'s aiohttp '
                                  'transport (openai.DefaultAioHttpClient: a recent openai, with aiohttp installed); '
                                  'use "auto" or "httpx"')
+        if suite.run.max_cost_usd is not None:
+            from pytest_jeval.suite.budget import budget_prices
+
+            budget_prices(suite, path)  # an unknown price is a usage error before anything starts
         for table, cfg in (("judge", suite.judge), ("user", suite.user)):
             if cfg is not None and cfg.api_key_env and cfg.api_key_env not in os.environ:
                 env = cfg.api_key_env
