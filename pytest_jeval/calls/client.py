@@ -100,8 +100,12 @@ class ModelClient:
         :class:`~pytest_jeval.core.chat.EndpointError` when retries are exhausted.
         """
         request = self.request(prompt, **kwargs)
+        return self._finish(request, self._submit(self._endpoint, request))
+
+    def _finish(self, request: ChatRequest, future: concurrent.futures.Future[Reply]) -> Reply:
+        """Wait for ``request``'s reply, report it (or the failure), with :attr:`Reply.sent` filled."""
         try:
-            reply = self._submit(self._endpoint, request).result()
+            reply = future.result()
         except EndpointError as exc:
             if self._on_error is not None:
                 self._on_error(exc)
@@ -126,3 +130,32 @@ def _with_sent(future: concurrent.futures.Future[Reply], request: ChatRequest) -
 
     future.add_done_callback(copy)
     return out
+
+
+class RepeatingClient(ModelClient):
+    """A client that asks each question ``repeats`` times: the first ask's reply is returned, the others (sent
+    right after it, nonces 1..repeats-1 on top of the call's own) go to ``on_repeats`` as texts (None where a
+    call failed). ``judge_repeats`` uses it to measure how often the judge agrees with itself."""
+
+    def __init__(self, name: str, *, repeats: int, on_repeats: Callable[[list[str | None]], None],
+                 **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.repeats = repeats
+        self._on_repeats = on_repeats
+
+    def chat(self, prompt: PromptLike, **kwargs: Any) -> Reply:
+        """:meth:`ModelClient.chat`, and the same question ``repeats - 1`` more times alongside it."""
+        base = kwargs.pop("nonce", None)
+        base = self.nonce if base is None else int(base)
+        request = self.request(prompt, nonce=base, **kwargs)
+        first = self._submit(self._endpoint, request)  # sent first: the ask whose reply counts
+        extras = [self.submit(prompt, nonce=base + r, **kwargs) for r in range(1, self.repeats)]
+        reply = self._finish(request, first)
+        texts: list[str | None] = []
+        for future in extras:
+            try:
+                texts.append(future.result().text)
+            except EndpointError:
+                texts.append(None)
+        self._on_repeats(texts)
+        return reply

@@ -66,6 +66,8 @@ EXTRA_FIELDS = (
     "repeat",
     "repeat_of",
     "served",
+    "judge",
+    "judge_verdicts",
 )
 
 
@@ -159,6 +161,8 @@ class Record(TypedDict):
     repeat: int | None
     repeat_of: str | None
     served: dict[str, Any] | None
+    judge: dict[str, Any] | None
+    judge_verdicts: list[Any] | None
 
 
 def score_fields(score: Score, *, expected: Any) -> dict[str, Any]:
@@ -283,6 +287,8 @@ def build_record(
                                     model_entry=model_entry))
     record.update(verdict_fields(case.score, expected=case.sample.target, error=case.error, failure=failure))
     record.update(agent_fields(case))
+    if case.judge_replies and judge_model:
+        record["judge"] = {"model": judge_model}  # the judge that gave this verdict (and, with a gate, its validation)
     if case.sample.metadata.get("repeat") is not None:
         record.update(repeat=case.sample.metadata["repeat"], repeat_of=case.sample.metadata.get("repeat_of"))
     return cast(Record, clean_record({k: plain(v) for k, v in record.items()}, notes))

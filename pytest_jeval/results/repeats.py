@@ -28,7 +28,7 @@ from typing import Any
 
 from pytest_jeval.scoring.metrics import pass_at_k, pass_hat_k
 
-__all__ = ["MAX_LISTED", "judge_repeat_summary", "repeat_groups", "repeat_of", "repeat_summary"]
+__all__ = ["MAX_LISTED", "judge_repeat_summary", "judge_verdicts", "repeat_groups", "repeat_of", "repeat_summary"]
 
 MAX_LISTED = 200
 """Flipped items listed in a summary at most (the count is always exact)."""
@@ -106,6 +106,39 @@ def repeat_summary(records: list[dict[str, Any]], max_listed: int = MAX_LISTED) 
         "flipped_count": len(flipped),
         "flipped": [{"item": item, "verdicts": [_verdict(r) for r in groups[item]]} for item in flipped[:max_listed]],
     }
+
+
+def judge_verdicts(record: dict[str, Any], repeats: list[list[str | None]], scorer: str,
+                   sample: Any = None) -> list[Any]:
+    """The verdict of each time the judge was asked, by the benchmark's own scorer replaying the replies.
+
+    ``repeats`` holds, per judge call of the item, the texts of its extra asks. Verdict 0 replays the stored
+    replies, verdict r the r-th extra reply of every call (``reparse_judge``: the same parser as the run);
+    None where a reply is missing or the replay fails.
+    """
+    from pytest_jeval.scoring.registry import call_scorer
+
+    meta = record.get("scoring_metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+
+    def replay(outputs: list[str] | None) -> Any:
+        replayed = dict(meta)
+        if outputs is not None:
+            for key in ("judge_output", "judge_error"):
+                replayed.pop(key, None)
+            replayed["judge_outputs"] = outputs
+        try:
+            return call_scorer(scorer, {**record, "scoring_metadata": replayed}, sample=sample,
+                               reparse_judge=True).correct
+        except Exception:  # a replay the scorer cannot do gives no verdict
+            return None
+
+    verdicts = [replay(None)]
+    for r in range(max((len(texts) for texts in repeats), default=0)):
+        outputs = [texts[r] if r < len(texts) else None for texts in repeats]
+        verdicts.append(replay([o for o in outputs if o is not None]) if all(o is not None for o in outputs)
+                        else None)
+    return verdicts
 
 
 def judge_repeat_summary(records: list[dict[str, Any]], max_listed: int = MAX_LISTED) -> dict[str, Any] | None:

@@ -165,6 +165,9 @@ def summarize(
     served = served_summary(records)
     if served is not None:
         summary["served"] = served
+    judged = judged_by(records)
+    if judged is not None:
+        summary["judged_by"] = judged
     repeats = repeat_summary(records)
     if repeats is not None:
         summary["repeats"] = repeats
@@ -179,6 +182,27 @@ def summarize(
         if agent.get("pass_hat_k") is not None:
             summary["pass_hat_k"] = agent["pass_hat_k"]
     return summary
+
+
+def judged_by(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Which judge gave the verdicts (``judge`` of each record that asked one) and the validations behind them:
+    ``models`` (verdicts per judge model), ``validated`` (verdicts a ``[judge] validate`` gate backed) and
+    ``validations`` (each distinct validation's figures: accuracy, Cohen's kappa, ECE, ...). None when no
+    record asked a judge."""
+    judges = [r["judge"] for r in records if isinstance(r.get("judge"), dict)]
+    if not judges:
+        return None
+    models: dict[str, int] = {}
+    validations: dict[str, dict[str, Any]] = {}
+    validated = 0
+    for judge in judges:
+        models[str(judge.get("model"))] = models.get(str(judge.get("model")), 0) + 1
+        validation = judge.get("validation")
+        if isinstance(validation, dict):
+            validated += 1
+            validations.setdefault(str(validation.get("id")), validation)
+    return {"verdicts": len(judges), "models": dict(sorted(models.items())), "validated": validated,
+            "validations": list(validations.values())}
 
 
 def agent_summary(records: list[dict[str, Any]], repeats: dict[str, Any] | None = None) -> dict[str, Any] | None:

@@ -124,6 +124,13 @@ def repeat_lines(summaries: dict[tuple[str, str], dict[str, Any]], max_listed: i
                 f"{_fmt((rep.get('pass_at_k') or {}).get(k))}, pass^{k} {_fmt((rep.get('pass_hat_k') or {}).get(k))}, "
                 f"majority vote {_fmt(rep.get('majority_vote_accuracy'))}, flip rate {_fmt(rep.get('flip_rate'))}"
                 + (f" ({rep.get('flipped_count')} flipped: {listed})" if flipped else ""))
+        judged = summary.get("judged_by")
+        for validation in (judged.get("validations") or []) if isinstance(judged, dict) else []:
+            out.append(f"judge: {bench} x {model}: {judged.get('validated')} of {judged.get('verdicts')} verdicts by "
+                       f"{validation.get('judge_model')}, validated on {validation.get('source')} "
+                       f"({validation.get('evaluator')}, {validation.get('n')} items): accuracy "
+                       f"{_fmt(validation.get('accuracy'))}, kappa {_fmt(validation.get('cohen_kappa'))}, ECE "
+                       f"{_fmt(validation.get('ece'))}")
         judge = summary.get("judge_repeats")
         if isinstance(judge, dict):
             out.append(f"judge repeats: {bench} x {model}: {judge.get('items')} verdicts asked "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -97,8 +97,7 @@ def judge(request: pytest.FixtureRequest) -> ModelClient | None:
         if case is not None and isinstance(exc, BudgetExhausted) and case.error is None:
             case.error = str(exc)
 
-    return ModelClient(
-        settings.model,
+    options: dict[str, Any] = dict(
         endpoint=runtime.endpoint(settings.model, judge=True),
         submit=runtime.submit,
         settings=settings,
@@ -106,6 +105,12 @@ def judge(request: pytest.FixtureRequest) -> ModelClient | None:
         on_error=refused,
         role="judge",
     )
+    repeats = runtime.plan.benchmarks[case.benchmark].entry.judge_repeats if case is not None else 1
+    if repeats > 1 and case is not None:  # judge_repeats: the judge's noise, apart from the model's
+        from pytest_jeval.calls.client import RepeatingClient
+
+        return RepeatingClient(settings.model, repeats=repeats, on_repeats=case.judge_repeats.append, **options)
+    return ModelClient(settings.model, **options)
 
 
 @pytest.fixture

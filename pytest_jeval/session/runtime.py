@@ -388,6 +388,10 @@ class RuntimeHooks:
             # "! _pytest.outcomes.Exit: ..." on stdout and "Exit: ..." on stderr); this way
             # the reason is printed once, as "ERROR: jeval: ...", with exit status 4.
             raise pytest.UsageError("jeval: endpoint unusable, no samples were sent:\n  " + "\n  ".join(problems))
+        if plan.judge_validation is not None:  # [judge] validate: the judge proves itself before any sample
+            from pytest_jeval.session.judge_gate import run_gate
+
+            run_gate(config, runtime)
         if config.getoption("dist", "no") == "no":  # under xdist the controller makes no calls
             runtime.expect(runtime.estimated_calls(), exact=False)
 
