@@ -125,7 +125,8 @@ def repeat_lines(summaries: dict[tuple[str, str], dict[str, Any]], max_listed: i
                 f"majority vote {_fmt(rep.get('majority_vote_accuracy'))}, flip rate {_fmt(rep.get('flip_rate'))}"
                 + (f" ({rep.get('flipped_count')} flipped: {listed})" if flipped else ""))
         judged = summary.get("judged_by")
-        for validation in (judged.get("validations") or []) if isinstance(judged, dict) else []:
+        judged = judged if isinstance(judged, dict) else {}
+        for validation in judged.get("validations") or []:
             out.append(f"judge: {bench} x {model}: {judged.get('validated')} of {judged.get('verdicts')} verdicts by "
                        f"{validation.get('judge_model')}, validated on {validation.get('source')} "
                        f"({validation.get('evaluator')}, {validation.get('n')} items): accuracy "

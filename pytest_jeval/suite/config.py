@@ -144,8 +144,8 @@ class Judge(_Endpoint):
     temperature: float | Literal["omit"] | None = 0.0
     max_tokens: int | None = Field(1024, gt=0)
     gold_set: str | None = Field(None, alias="validate")
-    """``validate``: a gold set the judge must pass before it judges any sample: the key of a ``[[benchmarks]]`` entry with
-    ``evaluator = ...`` (its evaluator, gold set, kind and scale), or a gold file (relative to the suite
+    """``validate``: a gold set the judge must pass before it judges any sample: the key of a ``[[benchmarks]]``
+    entry with ``evaluator = ...`` (its evaluator, gold set, kind and scale), or a gold file (relative to the suite
     file) judged with ``validate_evaluator``. The judge runs on it first (through the judge-benchmark
     machinery, cached); its figures go into every summary it judged (docs/judges.md)."""
     validate_evaluator: str = "closed_qa"
