@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from conftest import SECRET, chat_requests, gsm_rows
 
+from pytest_jeval.cli import main
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
 
@@ -126,6 +127,11 @@ def test_repeats_give_the_hand_computed_statistics_and_xdist_agrees(
     assert summary["served"]["seeds"] == {str(SEED + r): {"records": 3, "cached": 0} for r in range(4)}
     assert "repeats: gsm8k x test-model: 3 items x 4 runs; mean accuracy 0.500 ± 0.096" in serial.stdout.str()
     assert "flip rate 0.333 (1 flipped: gsm8k-1)" in serial.stdout.str()
+
+    report = pytester.path / "report.html"
+    assert main(["report", str(pytester.path / "serial"), "-o", str(report)]) == 0
+    html = report.read_text()
+    assert "1 items whose verdict flipped between runs" in html and "<code>gsm8k-1</code>: ✓ ✗ ✗ ✓" in html
 
     parallel = pytester.runpytest_subprocess("--jeval-config", str(suite), "--jeval-output", "parallel",
                                              "--jeval-no-cache", "-n", "2")
