@@ -61,6 +61,8 @@ class BudgetSpec:
     """This process's slot (0 is the baseline of records kept from earlier runs)."""
     share: int = 1
     """Divides the limits when this process cannot reach the shared ledger (the workers of the run)."""
+    slots: int = 2
+    """The ledger slots in use, summed at each check: the baseline, the controller and each worker."""
 
     def describe(self) -> str:
         """The limits in words (``$2.00``, ``100000 tokens``)."""
@@ -75,7 +77,7 @@ class BudgetSpec:
 class Ledger:
     """Spent and reserved figures of every process of a run, in a shared file (or in memory)."""
 
-    def __init__(self, path: str | None, slot: int) -> None:
+    def __init__(self, path: str | None, slot: int, slots: int = MAX_SLOTS) -> None:
         self.slot = slot
         self._map: mmap.mmap | bytearray
         self.shared = False
@@ -93,6 +95,8 @@ class Ledger:
         if not self.shared:
             self.slot = 1
             self._map = bytearray(2 * _SLOT.size)
+        used = min(max(slots, self.slot + 1), len(self._map) // _SLOT.size)
+        self._all = struct.Struct(f"<{SLOT_FIELDS * used}d")  # the slots in use, read in one call
         spent_cost, spent_tokens, _, _ = self.read_slot(self.slot)
         self.write(spent_cost, spent_tokens, 0.0, 0.0)  # reservations of a process that died are void
 
@@ -111,14 +115,9 @@ class Ledger:
         _SLOT.pack_into(self._map, self.slot * _SLOT.size, spent_cost, spent_tokens, reserved_cost, reserved_tokens)
 
     def totals(self) -> tuple[float, float, float, float]:
-        """The four figures summed over every slot."""
-        sums = [0.0, 0.0, 0.0, 0.0]
-        for (a, b, c, d) in _SLOT.iter_unpack(self._map):
-            sums[0] += a
-            sums[1] += b
-            sums[2] += c
-            sums[3] += d
-        return sums[0], sums[1], sums[2], sums[3]
+        """The four figures summed over the slots in use (the baseline, the controller, the run's workers)."""
+        values = self._all.unpack_from(self._map, 0)
+        return sum(values[0::4]), sum(values[1::4]), sum(values[2::4]), sum(values[3::4])
 
     def close(self) -> None:
         """Unmap the file."""
@@ -185,7 +184,7 @@ class Budget:
 
     def __init__(self, spec: BudgetSpec) -> None:
         self.spec = spec
-        self.ledger = Ledger(spec.ledger, spec.slot)
+        self.ledger = Ledger(spec.ledger, spec.slot, spec.slots)
         share = 1 if self.ledger.shared else max(1, spec.share)
         self.max_cost = spec.max_cost_usd / share if spec.max_cost_usd is not None else None
         self.max_tokens = spec.max_total_tokens / share if spec.max_total_tokens is not None else None

@@ -43,8 +43,9 @@ def budget_spec(config: pytest.Config, plan: EvalPlan) -> BudgetSpec | None:
     if workerinput is not None:
         worker_id = str(workerinput.get("workerid", "gw0"))
         index = int(worker_id[2:]) if worker_id[2:].isdigit() else 0
+        workers = int(workerinput.get("workercount", 1) or 1)
         return BudgetSpec(run.max_cost_usd, run.max_total_tokens, prices, ledger=workerinput.get(LEDGER_KEY),
-                          slot=2 + index, share=int(workerinput.get("workercount", 1) or 1))
+                          slot=2 + index, share=workers, slots=2 + workers)
     fd, path = tempfile.mkstemp(prefix="jeval-budget-", suffix=".ledger")
     os.close(fd)
     create_ledger(path)
