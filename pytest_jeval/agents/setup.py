@@ -16,7 +16,7 @@ from pytest_jeval.agents.spec import AgentSpec
 from pytest_jeval.agents.tool import Tool
 from pytest_jeval.calls.settings import RequestSettings, build_request
 from pytest_jeval.core.chat import ChatRequest, Messages, PromptLike, as_messages
-from pytest_jeval.core.sample import Sample
+from pytest_jeval.core.sample import Sample, repeat_nonce
 
 if TYPE_CHECKING:
     from pytest_jeval.agents.external.base import ExternalAgent
@@ -91,4 +91,4 @@ class EpisodeSetup:
 
 def nonce_of(sample: Sample) -> int:
     """The repeat index of a repeated sample (``<id>@<n>``: n - 1; 0 otherwise), part of its requests' cache key."""
-    return int(sample.metadata.get("repeat", 1)) - 1
+    return repeat_nonce(sample)

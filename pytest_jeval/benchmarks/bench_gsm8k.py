@@ -2,6 +2,9 @@
 
 Hub: ``openai/gsm8k`` (config ``main``, split ``test``); schema ``question``,
 ``answer`` whose last line is ``#### <number>``.
+
+Percent convention ``either`` (docs/scoring.md): the golds are plain numbers, and a
+reply's ``25%`` matches the gold 25 (the sign as a unit) or 0.25 (its value).
 """
 
 from __future__ import annotations
@@ -9,7 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, Reply, Sample
-from pytest_jeval.scoring.numeric import gsm8k_gold, score_numeric
+from pytest_jeval.scoring.numeric import PercentConvention, gsm8k_gold, score_numeric
+
+PERCENT: PercentConvention = "either"
+"""How a percent sign is read (docs/scoring.md, "Percentages")."""
 
 PROMPT = (
     "Solve the following math problem step by step. "
@@ -37,4 +43,4 @@ BENCHMARK = Benchmark(
 
 def test_gsm8k(sample: Sample, response: Reply, score: Any) -> None:
     """The final number in the reply equals the gold number (commas and $ tolerated)."""
-    score(score_numeric(response.text, sample.target))
+    score(score_numeric(response.text, sample.target, percent=PERCENT))

@@ -7,7 +7,9 @@ record id, e.g. ``test/precalculus/807.json``).
 
 Scored by :func:`pytest_jeval.scoring.math_equiv.score_math`: the last
 ``\\boxed{}`` (balanced braces) or final stated answer, compared as normalised
-LaTeX, then numerically, then symbolically.
+LaTeX, then numerically, then symbolically. Percent convention ``either``
+(docs/scoring.md): ``20\\%`` matches the gold 20 or 0.2, and a gold ``20\\%`` the reply
+20 or 0.2.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from typing import Any
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, Reply, Sample
 from pytest_jeval.scoring.math_equiv import score_math
+from pytest_jeval.scoring.numeric import PercentConvention
+
+PERCENT: PercentConvention = "either"
+"""How a percent sign is read (docs/scoring.md, "Percentages")."""
 
 PROMPT = (
     "Solve the following math problem. Think step by step, then put your final answer "
@@ -50,4 +56,4 @@ BENCHMARK = Benchmark(
 
 def test_math500(sample: Sample, response: Reply, score: Any) -> None:
     """The final answer is mathematically equal to the gold answer."""
-    score(score_math(response.text, sample.target))
+    score(score_math(response.text, sample.target, percent=PERCENT))

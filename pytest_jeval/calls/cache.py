@@ -59,6 +59,7 @@ class ResponseCache:
             cached=True,
             tool_calls=tuple(ToolCall(i, n, a) for i, n, a in data.get("tool_calls") or ()),
             message=data.get("message"),
+            system_fingerprint=data.get("system_fingerprint"),
         )
 
     def put(self, key: str, reply: Reply) -> None:
@@ -82,5 +83,7 @@ class ResponseCache:
             data["tool_calls"] = [[c.id, c.name, c.arguments] for c in reply.tool_calls]
         if reply.message is not None:
             data["message"] = reply.message
+        if reply.system_fingerprint is not None:
+            data["system_fingerprint"] = reply.system_fingerprint
         # ASCII JSON: a reply holding a lone surrogate stores (and reads back) as it came
         write_atomic(path, json.dumps(data).encode("ascii"), durable=False)

@@ -37,6 +37,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from pytest_jeval.calls.budget import BudgetSpec
 from pytest_jeval.calls.cache import ResponseCache
 from pytest_jeval.calls.scheduler import Call, CallCore, CallScheduler, SchedulerStats
 from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError, Reply
@@ -54,8 +55,10 @@ _CHECK_TIMEOUT = 60.0
 class ProcessCallScheduler:
     """A :class:`~pytest_jeval.calls.scheduler.Scheduler` whose event loop runs in a child process."""
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self, cache_dir: Path | None = None, budget: BudgetSpec | None = None) -> None:
         self.cache_dir = cache_dir
+        self.budget = budget
+        """The run budget the helper (and any fallback) checks calls against."""
         self._child_stats = SchedulerStats()
         self._submitted = 0
         self._exits = 0
@@ -97,7 +100,7 @@ class ProcessCallScheduler:
             self._stderr = None
             raise
         conn = Connection(parent_sock.detach())
-        conn.send(("init", None if self.cache_dir is None else str(self.cache_dir), piped_env))
+        conn.send(("init", None if self.cache_dir is None else str(self.cache_dir), piped_env, self.budget))
         self._conn = conn
         self._reader = threading.Thread(target=self._read, args=(conn,), name="jeval-calls-reader", daemon=True)
         self._reader.start()
@@ -154,7 +157,7 @@ class ProcessCallScheduler:
 
     def _thread_scheduler(self) -> CallScheduler:
         """Where calls go once there is no helper process."""
-        return CallScheduler(ResponseCache(self.cache_dir) if self.cache_dir else None)
+        return CallScheduler(ResponseCache(self.cache_dir) if self.cache_dir else None, self.budget)
 
     def _stderr_tail(self, limit: int = 2000) -> str:
         if self._stderr is None:
@@ -340,8 +343,8 @@ def _chain(source: concurrent.futures.Future[Reply], target: concurrent.futures.
 
 # -- the child's side ---------------------------------------------------------------------------
 
-async def _serve(conn: Connection, cache_dir: str | None) -> None:
-    core = CallCore(ResponseCache(Path(cache_dir)) if cache_dir else None)
+async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | None = None) -> None:
+    core = CallCore(ResponseCache(Path(cache_dir)) if cache_dir else None, budget)
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[None] = loop.create_future()
     tasks: set[asyncio.Task[None]] = set()
@@ -417,9 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     conn = Connection(int(argv[0]))
     _import_client()
-    _kind, cache_dir, piped_env = conn.recv()
+    _kind, cache_dir, piped_env, budget = conn.recv()
     os.environ.update(piped_env)  # after exec: not in /proc/<pid>/environ, which shows the initial block
-    asyncio.run(_serve(conn, cache_dir))
+    asyncio.run(_serve(conn, cache_dir, budget))
     conn.close()
     return 0
 

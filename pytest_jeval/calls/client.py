@@ -35,6 +35,7 @@ class ModelClient:
         role: str = "model",
         settings: RequestSettings | None = None,
         on_error: Callable[[EndpointError], None] | None = None,
+        nonce: int = 0,
     ) -> None:
         self.name = name
         """The model id sent to the endpoint."""
@@ -49,6 +50,8 @@ class ModelClient:
         self._submit = submit
         self._on_reply = on_reply
         self._on_error = on_error
+        self.nonce = nonce
+        """The ``nonce`` of a call that names none: a repeated item's repeat index, so its calls are its own."""
 
     def __repr__(self) -> str:
         return f"ModelClient({self.role}={self.name!r}, endpoint={self._endpoint.label!r})"
@@ -61,12 +64,13 @@ class ModelClient:
         max_tokens: int | None = None,
         logprobs: bool = False,
         top_logprobs: int | None = None,
-        nonce: int = 0,
+        nonce: int | None = None,
         **extra: Any,
     ) -> ChatRequest:
-        """Build the :class:`ChatRequest` that :meth:`chat` would send."""
+        """Build the :class:`ChatRequest` that :meth:`chat` would send (``nonce`` None: the client's own)."""
         return build_request(self.settings, prompt, temperature=temperature, max_tokens=max_tokens,
-                             logprobs=logprobs, top_logprobs=top_logprobs, nonce=nonce, **extra)
+                             logprobs=logprobs, top_logprobs=top_logprobs,
+                             nonce=self.nonce if nonce is None else nonce, **extra)
 
     def submit(self, prompt: PromptLike, **kwargs: Any) -> concurrent.futures.Future[Reply]:
         """Send without waiting; the future gives the :class:`Reply` (or raises EndpointError)."""
@@ -96,8 +100,12 @@ class ModelClient:
         :class:`~pytest_jeval.core.chat.EndpointError` when retries are exhausted.
         """
         request = self.request(prompt, **kwargs)
+        return self._finish(request, self._submit(self._endpoint, request))
+
+    def _finish(self, request: ChatRequest, future: concurrent.futures.Future[Reply]) -> Reply:
+        """Wait for ``request``'s reply, report it (or the failure), with :attr:`Reply.sent` filled."""
         try:
-            reply = self._submit(self._endpoint, request).result()
+            reply = future.result()
         except EndpointError as exc:
             if self._on_error is not None:
                 self._on_error(exc)
@@ -122,3 +130,32 @@ def _with_sent(future: concurrent.futures.Future[Reply], request: ChatRequest) -
 
     future.add_done_callback(copy)
     return out
+
+
+class RepeatingClient(ModelClient):
+    """A client that asks each question ``repeats`` times: the first ask's reply is returned, the others (sent
+    right after it, nonces 1..repeats-1 on top of the call's own) go to ``on_repeats`` as texts (None where a
+    call failed). ``judge_repeats`` uses it to measure how often the judge agrees with itself."""
+
+    def __init__(self, name: str, *, repeats: int, on_repeats: Callable[[list[str | None]], None],
+                 **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.repeats = repeats
+        self._on_repeats = on_repeats
+
+    def chat(self, prompt: PromptLike, **kwargs: Any) -> Reply:
+        """:meth:`ModelClient.chat`, and the same question ``repeats - 1`` more times alongside it."""
+        base = kwargs.pop("nonce", None)
+        base = self.nonce if base is None else int(base)
+        request = self.request(prompt, nonce=base, **kwargs)
+        first = self._submit(self._endpoint, request)  # sent first: the ask whose reply counts
+        extras = [self.submit(prompt, nonce=base + r, **kwargs) for r in range(1, self.repeats)]
+        reply = self._finish(request, first)
+        texts: list[str | None] = []
+        for future in extras:
+            try:
+                texts.append(future.result().text)
+            except EndpointError:
+                texts.append(None)
+        self._on_repeats(texts)
+        return reply

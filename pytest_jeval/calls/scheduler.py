@@ -21,10 +21,11 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from pytest_jeval.calls.budget import Budget, BudgetSpec
 from pytest_jeval.calls.cache import ResponseCache
 from pytest_jeval.calls.engines import get_engine
 from pytest_jeval.calls.loopthread import LoopThread
-from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError, Reply
+from pytest_jeval.core.chat import BudgetExhausted, ChatRequest, Endpoint, EndpointError, Reply
 
 Call = tuple[Endpoint, ChatRequest]
 
@@ -53,6 +54,8 @@ class SchedulerStats:
     """Items whose request could not be built ahead of time (the item then fails on its own)."""
     prefetch_errors: tuple[str, ...] = ()
     """The first few of those reasons."""
+    budget_refused: int = 0
+    """Calls the run budget did not let start (``BudgetExhausted``; never sent)."""
 
     @property
     def rate(self) -> float | None:
@@ -109,11 +112,13 @@ class _EndpointState:
 class CallCore:
     """Clients, per-endpoint bounds, the cache and the counters, on one event loop."""
 
-    def __init__(self, cache: ResponseCache | None = None) -> None:
+    def __init__(self, cache: ResponseCache | None = None, budget: BudgetSpec | None = None) -> None:
         self.cache = cache
         self.stats = SchedulerStats()
         self._endpoints: dict[Endpoint, _EndpointState] = {}
         self._call_ids = 0
+        self.budget = Budget(budget) if budget is not None else None
+        """The run budget's check (:mod:`pytest_jeval.calls.budget`), None without a budget."""
 
     def _state(self, endpoint: Endpoint) -> _EndpointState:
         state = self._endpoints.get(endpoint)
@@ -133,6 +138,15 @@ class CallCore:
         state = self._state(endpoint)
         async with state.semaphore:
             stats = self.stats
+            budget = self.budget
+            reservation = None
+            if budget is not None:  # the run budget: checked once a slot is free, right before sending
+                try:
+                    reservation = budget.admit(request)
+                except BudgetExhausted:
+                    stats.budget_refused += 1
+                    stats.failed += 1
+                    raise
             stats.in_flight += 1
             stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
             stats.requests_sent += 1
@@ -142,12 +156,17 @@ class CallCore:
             call_id = f"call-{self._call_ids}"
             try:
                 reply = await state.engine.chat(state.client, endpoint, request)
-            except EndpointError:
-                stats.failed += 1
+            except BaseException as exc:
+                if reservation is not None:
+                    budget.release(reservation)  # type: ignore[union-attr]
+                if isinstance(exc, EndpointError):
+                    stats.failed += 1
                 raise
             finally:
                 stats.in_flight -= 1
                 stats.last_completion_at = time.perf_counter()
+            if reservation is not None:
+                budget.settle(reservation, reply)  # type: ignore[union-attr]
             stats.completed += 1
             stats.retries += reply.attempts - 1
             reply = dataclasses.replace(reply, call_id=call_id)
@@ -167,8 +186,8 @@ class CallCore:
 class CallScheduler:
     """Runs a :class:`CallCore` on an event loop in a background thread of this process."""
 
-    def __init__(self, cache: ResponseCache | None = None) -> None:
-        self.core = CallCore(cache)
+    def __init__(self, cache: ResponseCache | None = None, budget: BudgetSpec | None = None) -> None:
+        self.core = CallCore(cache, budget)
         self._thread = LoopThread("jeval-calls")
 
     @property

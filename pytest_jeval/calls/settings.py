@@ -59,6 +59,8 @@ class RequestSettings:
     adapted: tuple[str, ...] = ()
     """What was changed from the suite's settings, or kept against what the model is known to
     accept, in words (shown once in the terminal)."""
+    seed: int | None = None
+    """Sent as every request's ``seed`` (plus the request's ``nonce``, so each repeat has its own); None sends none."""
 
 
 def adapt(
@@ -70,6 +72,7 @@ def adapt(
     temperature_override: float | str | None = None,
     stream: bool = False,
     system_prompt: str | None = None,
+    seed: int | None = None,
 ) -> RequestSettings:
     """The settings to send to ``model``.
 
@@ -117,6 +120,7 @@ def adapt(
         stream=stream,
         system_prompt=system_prompt,
         adapted=tuple(notes),
+        seed=seed,
     )
 
 
@@ -141,8 +145,11 @@ def build_request(
     keyword (``stop``, ``top_p``, ``seed``, ...) is sent as a request parameter, except those
     the model refuses (:attr:`RequestSettings.unsupported`), which are left out. ``tools``
     (OpenAI function entries), ``tool_choice`` and ``parallel_tool_calls`` make an agent turn;
-    the system prompt is added only to a conversation that has none.
+    the system prompt is added only to a conversation that has none. With :attr:`RequestSettings.seed`
+    the request sends ``seed`` = that seed + ``nonce`` unless the call names its own.
     """
+    if settings.seed is not None and "seed" not in extra:
+        extra["seed"] = settings.seed + nonce
     if settings.unsupported:
         if "logprobs" in settings.unsupported:
             logprobs, top_logprobs = False, None

@@ -1,9 +1,13 @@
-"""``jeval compare``: runs side by side on the records they share, with paired significance.
+"""``jeval compare``: runs side by side on the items they share, with paired significance.
 
-Every number is computed on the record ids present in all files. Paired tests use
-the pairs of one file with the first: McNemar on correctness over the ids that
-errored in neither file, and a paired percentile bootstrap (the same resampled
-ids for both files) for the difference ``other - first`` of each metric's mean.
+Every number is computed on the items present in all files. An item is a record id, or, for a
+benchmark run with ``repeats``, the sample all its runs repeat (``repeat_of``): every repeat is
+used, paired by item. Paired tests use the pairs of one file with the first: without repeats,
+McNemar on correctness over the ids that errored in neither file; always, a paired percentile
+bootstrap (the same resampled items for both files) for the difference ``other - first`` of each
+metric's mean, where an item's value is the mean over its answered runs. The files' ``served``
+models and system fingerprints are compared: when they differ, a warning says the difference may
+be drift (a changed endpoint), not noise.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import numpy as np
 from pytest_jeval.cli._read import load_inputs, report_problems
 from pytest_jeval.cli._table import fmt, fmt_ci, fmt_signed, table, tokens
 from pytest_jeval.results.reader import ResultFile, recompute_summary
+from pytest_jeval.results.repeats import repeat_of
+from pytest_jeval.results.served import served_values
 from pytest_jeval.scoring.metrics import bootstrap_interval, mcnemar
 
 
@@ -68,8 +74,17 @@ def paired_difference(first: list[float], other: list[float], *, n_resamples: in
             "difference": _mean_difference(a, b), "ci": [low, high]}
 
 
-def _paired(first: list[dict[str, Any]], other: list[dict[str, Any]], *, n_resamples: int, seed: int,
-            confidence: float) -> dict[str, Any]:
+def _item_mean(runs: list[dict[str, Any]], value: Callable[[dict[str, Any]], float | None]) -> float | None:
+    """The mean of ``value`` over an item's runs that have one (None when none has)."""
+    known = [v for v in map(value, runs) if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _paired(first_items: list[list[dict[str, Any]]], other_items: list[list[dict[str, Any]]], *, n_resamples: int,
+            seed: int, confidence: float) -> dict[str, Any]:
+    if any(len(runs) != 1 for runs in first_items + other_items):
+        return _paired_by_item(first_items, other_items, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    first, other = [runs[0] for runs in first_items], [runs[0] for runs in other_items]
     answered = [(x, y) for x, y in zip(first, other) if x.get("error") is None and y.get("error") is None]
     out: dict[str, Any] = {"pairs": len(answered), "mcnemar": None, "differences": {}}
     if answered:
@@ -90,6 +105,55 @@ def _paired(first: list[dict[str, Any]], other: list[dict[str, Any]], *, n_resam
     return out
 
 
+def _paired_by_item(first_items: list[list[dict[str, Any]]], other_items: list[list[dict[str, Any]]], *,
+                    n_resamples: int, seed: int, confidence: float) -> dict[str, Any]:
+    """Pairs of items run several times: each metric's value is the item's mean over its runs (McNemar, a
+    test of one verdict per item, is not used)."""
+    answered = [(x, y) for x, y in zip(first_items, other_items)
+                if _item_mean(x, _correct) is not None and _item_mean(y, _correct) is not None]
+    out: dict[str, Any] = {"pairs": len(answered), "by_item": True,
+                           "runs": [sum(len(x) for x, _ in answered), sum(len(y) for _, y in answered)],
+                           "mcnemar": None, "differences": {}}
+    scores = [v for runs in first_items + other_items for r in runs if (v := _field("score")(r)) is not None]
+    for name, value in PAIRED_METRICS:
+        if name == "mean_score" and all(v in (0.0, 1.0) for v in scores):
+            continue
+        pairs = [(_item_mean(x, value), _item_mean(y, value)) for x, y in zip(first_items, other_items)]
+        kept = [(u, v) for u, v in pairs if u is not None and v is not None]
+        if len(kept) >= 2:
+            out["differences"][name] = paired_difference(
+                [u for u, _ in kept], [v for _, v in kept], n_resamples=n_resamples, seed=seed, confidence=confidence)
+    return out
+
+
+def by_item(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Records by item: a repeated run under the sample it repeats (``repeat_of``), any other under its id."""
+    items: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        found = repeat_of(r)
+        items.setdefault(found[0] if found is not None else str(r["record_id"]), []).append(r)
+    return items
+
+
+def _served_warning(labels: list[str], files: list[ResultFile]) -> str | None:
+    """A warning when the files were served by different models or fingerprints (or one by several)."""
+    values = [served_values(f.records) for f in files]
+    models = [m for m, _ in values]
+    prints = [p for _, p in values]
+    differ_models = len({frozenset(m) for m in models if m}) > 1 or any(len(m) > 1 for m in models)
+    differ_prints = len({frozenset(p) for p in prints if p}) > 1 or any(len(p) > 1 for p in prints)
+    if not (differ_models or differ_prints):
+        return None
+    parts = []
+    for label, (m, p) in zip(labels, values):
+        said = [f"model {', '.join(sorted(m)) or '?'}"]
+        if p:
+            said.append(f"fingerprint {', '.join(sorted(p))}")
+        parts.append(f"{label}: {'; '.join(said)}")
+    return ("the runs were served by different models or system fingerprints (" + " | ".join(parts) + "): "
+            "differences may be drift, not noise")
+
+
 def _side_by_side(summary: dict[str, Any]) -> dict[str, Any]:
     keys = ("total_samples", "scored_samples", "correct", "accuracy", "accuracy_ci", "errors", "unscored",
             "mean_latency_seconds", "total_prompt_tokens", "total_completion_tokens", "total_energy_joules",
@@ -97,25 +161,42 @@ def _side_by_side(summary: dict[str, Any]) -> dict[str, Any]:
     out = {k: summary.get(k) for k in keys}
     ttft = summary.get("ttft_stats")
     out["mean_ttft"] = ttft["mean"] if ttft else None
+    repeats = summary.get("repeats")
+    out["repeats"] = {k: repeats.get(k) for k in ("k", "mean_accuracy", "stderr", "majority_vote_accuracy",
+                                                  "flip_rate", "pass_at_k", "pass_hat_k")} if repeats else None
     return out
+
+
+def _repeat_cell(m: dict[str, Any], key: str) -> str:
+    repeats = m.get("repeats")
+    return fmt(repeats.get(key)) if repeats else "-"
+
+
+def _mean_se(m: dict[str, Any]) -> str:
+    repeats = m.get("repeats")
+    if not repeats or repeats.get("mean_accuracy") is None:
+        return "-"
+    se = repeats.get("stderr")
+    return fmt(repeats["mean_accuracy"]) + (f" ± {se:.3f}" if se is not None else "")
 
 
 def compare(files: list[ResultFile], *, n_resamples: int = 2000, seed: int = 0,
             confidence: float = 0.95) -> dict[str, Any]:
     """The comparison of ``files`` as a JSON-ready dict (see the module docstring)."""
     labels = labels_for(len(files))
-    by_id = [f.by_id() for f in files]
-    shared = [rid for rid in by_id[0] if all(rid in m for m in by_id[1:])]
+    items = [by_item(list(f.by_id().values())) for f in files]
+    shared = [item for item in items[0] if all(item in m for m in items[1:])]
     union: dict[str, list[str]] = {}
-    for label, records in zip(labels, by_id):
-        for rid in records:
-            union.setdefault(rid, []).append(label)
-    partial = [{"record_id": rid, "in": where} for rid, where in union.items() if len(where) < len(files)]
-    shared_records = [[m[rid] for rid in shared] for m in by_id]
-    summaries = [recompute_summary(recs, f.stored) for recs, f in zip(shared_records, files)]
+    for label, grouped in zip(labels, items):
+        for item in grouped:
+            union.setdefault(item, []).append(label)
+    partial = [{"record_id": item, "in": where} for item, where in union.items() if len(where) < len(files)]
+    shared_items = [[m[item] for item in shared] for m in items]
+    summaries = [recompute_summary([r for runs in grouped for r in runs], f.stored)
+                 for grouped, f in zip(shared_items, files)]
     result: dict[str, Any] = {
         "files": [{"label": label, "path": str(f.path), "benchmark": f.benchmark, "model": f.model,
-                   "records": len(m)} for label, f, m in zip(labels, files, by_id)],
+                   "records": sum(len(runs) for runs in m.values())} for label, f, m in zip(labels, files, items)],
         "shared": len(shared),
         "confidence": confidence,
         "metrics": {label: _side_by_side(s) for label, s in zip(labels, summaries)},
@@ -123,10 +204,17 @@ def compare(files: list[ResultFile], *, n_resamples: int = 2000, seed: int = 0,
         "per_subject": {},
         "only_in_some": {"count": len(partial), "records": partial},
     }
+    warnings = []
     if len({f.benchmark for f in files}) > 1:
         result["warning"] = "the files come from different benchmarks"
-    for label, other in zip(labels[1:], shared_records[1:]):
-        paired = _paired(shared_records[0], other, n_resamples=n_resamples, seed=seed, confidence=confidence)
+        warnings.append(result["warning"])
+    served = _served_warning(labels, files)
+    if served is not None:
+        result["served_warning"] = served
+        warnings.append(served)
+    result["warnings"] = warnings
+    for label, other in zip(labels[1:], shared_items[1:]):
+        paired = _paired(shared_items[0], other, n_resamples=n_resamples, seed=seed, confidence=confidence)
         result["paired"].append({"first": labels[0], "other": label, **paired})
     subjects = sorted({name for s in summaries for name in (s.get("per_subject") or {})})
     for name in subjects:
@@ -154,6 +242,10 @@ _ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str], bool], ...] = (
     ("tokens in/out", tokens, False),
     ("energy (J)", lambda m: fmt(m["total_energy_joules"], ".1f"), False),
     ("cost (USD)", lambda m: fmt(m["total_cost_usd"], ".4f"), False),
+    ("repeats", lambda m: str(m["repeats"]["k"]) if m.get("repeats") else "-", False),
+    ("mean over repeats ± SE", _mean_se, False),
+    ("majority vote", lambda m: _repeat_cell(m, "majority_vote_accuracy"), False),
+    ("flip rate", lambda m: _repeat_cell(m, "flip_rate"), False),
 )
 
 
@@ -163,9 +255,11 @@ def format_compare(result: dict[str, Any], max_listed: int = 20) -> list[str]:
     lines = ["files:"]
     lines += [f"  {f['label']}  {f['path']}  ({f['benchmark']}, {f['model']}, {f['records']} records)"
               for f in result["files"]]
-    if "warning" in result:
-        lines.append(f"warning: {result['warning']}")
-    lines += ["", f"shared record ids: {result['shared']}    in some files only: {result['only_in_some']['count']}", ""]
+    for warning in result.get("warnings") or ([result["warning"]] if "warning" in result else []):
+        lines.append(f"warning: {warning}")
+    repeated = any(p.get("by_item") for p in result["paired"])
+    what = "shared items (all their repeats)" if repeated else "shared record ids"
+    lines += ["", f"{what}: {result['shared']}    in some files only: {result['only_in_some']['count']}", ""]
     rows = []
     for name, cell, always in _ROWS:
         cells = [cell(result["metrics"][label]) for label in labels]
@@ -174,7 +268,12 @@ def format_compare(result: dict[str, Any], max_listed: int = 20) -> list[str]:
     lines += table(("metric", *labels), rows, right=set(range(1, len(labels) + 1)))
     level = f"{result['confidence']:.0%}"
     for pair in result["paired"]:
-        lines += ["", f"{pair['other']} vs {pair['first']} (paired, {pair['pairs']} ids answered in both):"]
+        if pair.get("by_item"):
+            lines += ["", f"{pair['other']} vs {pair['first']} (paired by item, {pair['pairs']} items answered in "
+                          f"both, {pair['runs'][0]} and {pair['runs'][1]} runs; an item's value is its mean over "
+                          "its runs):"]
+        else:
+            lines += ["", f"{pair['other']} vs {pair['first']} (paired, {pair['pairs']} ids answered in both):"]
         test = pair["mcnemar"]
         if test is not None:
             lines.append(f"  McNemar: b={test['b']} ({pair['first']} right, {pair['other']} wrong), "

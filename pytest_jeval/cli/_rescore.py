@@ -128,19 +128,22 @@ def load_samples_for(benchmark: str | None, data: list[str], split: str | None) 
 
 
 def sample_of(record: dict[str, Any], samples: dict[str, Sample]) -> Sample | None:
-    """The sample a record was made from; a repeated agent run (``<id>@<n>``, ``agent.repeat_of``) gets
-    its sample as the run had it (the repeat's id and ``repeat`` / ``repeat_of`` metadata)."""
+    """The sample a record was made from; a repeated run (``<id>@<n>``, ``repeat_of``, or an agent record's
+    ``agent.repeat_of``) gets its sample as the run had it (the repeat's id and ``repeat`` / ``repeat_of``
+    metadata)."""
     found = samples.get(str(record["record_id"]))
     if found is not None:
         return found
-    agent = record.get("agent")
-    base = samples.get(str(agent.get("repeat_of"))) if isinstance(agent, dict) else None
-    if base is None or not isinstance(agent, dict):
+    from pytest_jeval.results.repeats import repeat_of
+
+    repeat = repeat_of(record)
+    base = samples.get(repeat[0]) if repeat is not None else None
+    if base is None or repeat is None:
         return None
     import dataclasses
 
     return dataclasses.replace(base, id=str(record["record_id"]),
-                               metadata={**base.metadata, "repeat": agent.get("repeat"), "repeat_of": base.id})
+                               metadata={**base.metadata, "repeat": repeat[1], "repeat_of": base.id})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -29,3 +29,6 @@ class ItemCase:
     """The stored record when ``--jeval-resume`` skips this item."""
     episode: Episode | None = None
     """The agent episode of an agent benchmark's item, once it has run."""
+    judge_repeats: list[list[str | None]] = dataclasses.field(default_factory=list)
+    """With ``judge_repeats = k``: for each judge call, in order, the replies to its k - 1 extra asks (None where
+    one failed); the first ask's reply is the one the scorer used."""

@@ -83,6 +83,9 @@ class Reply:
     message: Message | None = dataclasses.field(default=None, compare=False)
     """The assistant message as the endpoint returned it (JSON builtins), so that provider
     extras such as ``reasoning_content`` can be sent back on the next turn; None when unknown."""
+    system_fingerprint: str | None = None
+    """The backend configuration the endpoint says served the reply (OpenAI's ``system_fingerprint``);
+    None when it sent none. With :attr:`model` it tells drift (a changed backend) from noise."""
 
     def assistant_message(self) -> Message:
         """The assistant message to append to the conversation for the next turn.
@@ -113,6 +116,21 @@ class Reply:
 
 class EndpointError(Exception):
     """A model call that still failed after retries."""
+
+
+class BudgetExhausted(EndpointError):
+    """A call the run budget (``[run] max_cost_usd`` / ``max_total_tokens``) did not let start: it was never
+    sent. Its message starts with :data:`BUDGET_EXHAUSTED`; the item it belonged to is recorded as an error,
+    which ``--jeval-resume`` runs again."""
+
+
+BUDGET_EXHAUSTED = "budget exhausted"
+"""How the error of an item the run budget stopped begins."""
+
+
+def is_budget_error(error: object) -> bool:
+    """True for a record ``error`` left by the run budget."""
+    return isinstance(error, str) and BUDGET_EXHAUSTED in error
 
 
 @dataclasses.dataclass(frozen=True)

@@ -49,3 +49,9 @@ class Sample:
         if len(text) > 60:
             text = text[:57] + "..."
         return f"Sample(id={self.id!r}, input={text!r})"
+
+
+def repeat_nonce(sample: Sample) -> int:
+    """The repeat index of a repeated sample (``<id>@<n>``: n - 1; 0 otherwise): the ``nonce`` of its
+    requests, so that k repeats are k requests and never one cached answer."""
+    return int(sample.metadata.get("repeat", 1)) - 1

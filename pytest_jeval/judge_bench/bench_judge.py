@@ -128,6 +128,34 @@ def test_judgment(
     score(score_of(evaluator, spec, sample.target, judgments))
 
 
+def validate_judge(entry: BenchmarkEntry, samples: list[Sample], judge: ModelClient, *,
+                   workers: int = 8) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The ``[judge]`` on a gold set, as a judge benchmark runs it: ``(records, figures)``.
+
+    Each gold item is judged once by ``entry``'s evaluator through ``judge`` (its calls cached like any
+    other), ``workers`` items at a time; a record holds the judgment's fields (``gold``, ``predicted``,
+    ``probability``, ...) or the endpoint ``error``, and ``figures`` are the judge-benchmark summary
+    metrics over them (:func:`~pytest_jeval.judge_bench.summary.judge_metrics`: accuracy, Cohen's kappa,
+    ECE, position consistency, ...). ``[judge] validate`` gates the run on them.
+    """
+    import concurrent.futures
+
+    evaluator, spec = judge_setup(entry)
+
+    def one(sample: Sample) -> dict[str, Any]:
+        item = gold_item(sample)
+        try:
+            judgment = run_evaluator(evaluator, item, spec, make_chat(judge, 0, None, None))
+        except EndpointError as exc:
+            return {"record_id": sample.id, "error": str(exc), "is_correct": None}
+        result = score_of(evaluator, spec, sample.target, [judgment])
+        return {"record_id": sample.id, "error": None, "is_correct": result.correct, **result.fields}
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        records = list(pool.map(one, samples))
+    return records, judge_metrics(records)
+
+
 BENCHMARK = Benchmark(
     name="judge",
     to_sample=lambda row, index, ctx: None,

@@ -125,7 +125,7 @@ class Page:
     def render(self) -> str:
         """The whole HTML document."""
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        sections = [self.summary_section(), self.subject_section(), self.judge_section(),
+        sections = [self.summary_section(), self.repeats_section(), self.subject_section(), self.judge_section(),
                     self.distribution_section(), self.samples_section()]
         return "\n".join([
             "<!DOCTYPE html>",
@@ -189,6 +189,44 @@ class Page:
             out.append("</ul>")
         out.append("</section>")
         return "".join(out)
+
+    # -- repeats, drift, budget ------------------------------------------------------------
+    def repeats_section(self) -> str:
+        """Per run with repeats: pass@k, pass^k, mean ± SE, majority vote, flip rate and the flipped items;
+        and any warning the summary carries (several fingerprints, a stopped budget)."""
+        out: list[str] = []
+        for i, f in enumerate(self.files):
+            s = f.summary
+            rep = s.get("repeats")
+            notes = []
+            served = s.get("served")
+            if isinstance(served, dict) and served.get("warning"):
+                notes.append(str(served["warning"]))
+            if s.get("budget_exhausted"):
+                notes.append(f"{s['budget_exhausted']} item(s) were stopped by the run budget (errors).")
+            if not isinstance(rep, dict) and not notes:
+                continue
+            out.append(f"<h3>{self._swatch(i)}{_e(self.labels[i])}</h3>")
+            out.extend(f'<p class="warning">{_e(note)}</p>' for note in notes)
+            if isinstance(rep, dict):
+                se = rep.get("stderr")
+                mean = _f(rep.get("mean_accuracy")) + (f" ± {se:.3f}" if isinstance(se, float) else "")
+                passes = ", ".join(f"pass@{k} {_f(v)}" for k, v in (rep.get("pass_at_k") or {}).items())
+                hats = ", ".join(f"pass^{k} {_f(v)}" for k, v in (rep.get("pass_hat_k") or {}).items())
+                out.append(f"<p>{_e(rep.get('items'))} items × {_e(rep.get('k'))} runs: mean accuracy {mean} "
+                           f"(standard error over repeats), majority vote {_f(rep.get('majority_vote_accuracy'))}, "
+                           f"flip rate {_f(rep.get('flip_rate'))}.</p><p>{_e(passes)}</p><p>{_e(hats)}</p>")
+                flipped = rep.get("flipped") or []
+                if flipped:
+                    marks = {True: "✓", False: "✗"}
+                    items = "".join(f"<li><code>{_e(x.get('item'))}</code>: "
+                                    f"{_e(' '.join(marks.get(v, '–') for v in x.get('verdicts') or []))}</li>"
+                                    for x in flipped)
+                    out.append(f'<details class="flipped"><summary>{_e(rep.get("flipped_count"))} items whose verdict '
+                               f"flipped between runs</summary><ul>{items}</ul></details>")
+        if not out:
+            return ""
+        return '<section id="repeats"><h2>Repeats, drift and budget</h2>' + "".join(out) + "</section>"
 
     # -- per subject -----------------------------------------------------------------------
     def subject_section(self) -> str:

@@ -63,6 +63,11 @@ EXTRA_FIELDS = (
     "turn_count",
     "tool_calls",
     "agent",
+    "repeat",
+    "repeat_of",
+    "served",
+    "judge",
+    "judge_verdicts",
 )
 
 
@@ -153,6 +158,11 @@ class Record(TypedDict):
     turn_count: int | None
     tool_calls: int | None
     agent: dict[str, Any] | None
+    repeat: int | None
+    repeat_of: str | None
+    served: dict[str, Any] | None
+    judge: dict[str, Any] | None
+    judge_verdicts: list[Any] | None
 
 
 def score_fields(score: Score, *, expected: Any) -> dict[str, Any]:
@@ -268,6 +278,7 @@ def build_record(
         subject=case.sample.subject,
         question=case.sample.input,
         request=dict(last.sent) if last is not None and last.sent else None,
+        served=served_fields(replies),
     )
     usage = usage_fields(case, model_entry=model_entry, judge_model=judge_model, judge_prices=judge_prices,
                          notes=notes)
@@ -276,7 +287,31 @@ def build_record(
                                     model_entry=model_entry))
     record.update(verdict_fields(case.score, expected=case.sample.target, error=case.error, failure=failure))
     record.update(agent_fields(case))
+    if case.judge_replies and judge_model:
+        record["judge"] = {"model": judge_model}  # the judge that gave this verdict (and, with a gate, its validation)
+    if case.sample.metadata.get("repeat") is not None:
+        record.update(repeat=case.sample.metadata["repeat"], repeat_of=case.sample.metadata.get("repeat_of"))
     return cast(Record, clean_record({k: plain(v) for k, v in record.items()}, notes))
+
+
+def served_fields(replies: list[Reply]) -> dict[str, Any] | None:
+    """What the endpoint said it served the item's answer with: the reply's ``model``, its
+    ``system_fingerprint`` and the ``seed`` the request sent (null when none), from the call that gave
+    the answer; ``models`` / ``system_fingerprints`` list every distinct value when the item's calls
+    disagree. None without a call."""
+    if not replies:
+        return None
+    last = replies[-1]
+    seed = dict(last.sent).get("seed")
+    out: dict[str, Any] = {"model": last.model, "system_fingerprint": last.system_fingerprint,
+                           "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None}
+    models = list(dict.fromkeys(r.model for r in replies))
+    prints = list(dict.fromkeys(r.system_fingerprint for r in replies if r.system_fingerprint is not None))
+    if len(models) > 1:
+        out["models"] = models
+    if len(prints) > 1:
+        out["system_fingerprints"] = prints
+    return out
 
 
 def identity_fields(benchmark: str, model: str, benchmark_entry: BenchmarkEntry | None = None,

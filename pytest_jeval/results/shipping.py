@@ -122,6 +122,13 @@ class RecordHooks:
                                                      judge_model=judge_name, judge_prices=judge_cfg,
                                                      backend=plan.benchmarks[case.benchmark].backend,
                                                      benchmark_entry=plan.benchmarks[case.benchmark].entry))
+        if case.judge_repeats and case.error is None:  # judge_repeats: each ask's verdict, by the benchmark's scorer
+            from pytest_jeval.results.repeats import judge_verdicts
+
+            record["judge_verdicts"] = judge_verdicts(dict(record), case.judge_repeats,
+                                                      plan.benchmarks[case.benchmark].benchmark.scorer, case.sample)
+            if isinstance(record.get("judge"), dict):
+                record["judge"]["repeats"] = 1 + max(len(texts) for texts in case.judge_repeats)
         hook = item.config.hook.pytest_jeval_update_record
         if not hook.get_hookimpls():  # the common case: no copy
             return record

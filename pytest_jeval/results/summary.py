@@ -8,6 +8,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pytest_jeval.core.chat import is_budget_error
+from pytest_jeval.results.repeats import judge_repeat_summary, repeat_summary
+from pytest_jeval.results.served import served_summary
 from pytest_jeval.scoring.metrics import metric_stats, wilson_interval
 from pytest_jeval.telemetry.efficiency import summary_ipj, summary_ipw
 
@@ -124,6 +127,9 @@ def summarize(
         if isinstance(label, str) and label:
             summary[field] = label
     summary.update(_counts(records))
+    stopped = sum(1 for r in records if is_budget_error(r.get("error")))
+    if stopped:
+        summary["budget_exhausted"] = stopped  # errors of items the run budget stopped (--jeval-resume runs them)
     ok = [r for r in records if r.get("error") is None]
     latencies = [r["latency_seconds"] for r in records if r.get("latency_seconds") is not None]
     summary["mean_latency_seconds"] = sum(latencies) / len(latencies) if latencies else None
@@ -156,7 +162,19 @@ def summarize(
     power = summary["power_stats"]["mean"] if summary["power_stats"] else None
     summary["ipw"] = summary_ipw(summary["accuracy"], power)
     summary["ipj"] = summary_ipj(summary["accuracy"], summary["total_energy_joules"])
-    agent = agent_summary(records)
+    served = served_summary(records)
+    if served is not None:
+        summary["served"] = served
+    judged = judged_by(records)
+    if judged is not None:
+        summary["judged_by"] = judged
+    repeats = repeat_summary(records)
+    if repeats is not None:
+        summary["repeats"] = repeats
+    judge_repeats = judge_repeat_summary(records)
+    if judge_repeats is not None:
+        summary["judge_repeats"] = judge_repeats
+    agent = agent_summary(records, repeats)
     if agent is not None:
         summary["agent"] = agent
         summary.update({"mean_turns": agent["mean_turns"], "tool_calls_per_episode": agent["tool_calls_per_episode"],
@@ -167,9 +185,31 @@ def summarize(
     return summary
 
 
-def agent_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+def judged_by(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Which judge gave the verdicts (``judge`` of each record that asked one) and the validations behind them:
+    ``models`` (verdicts per judge model), ``validated`` (verdicts a ``[judge] validate`` gate backed) and
+    ``validations`` (each distinct validation's figures: accuracy, Cohen's kappa, ECE, ...). None when no
+    record asked a judge."""
+    judges = [r["judge"] for r in records if isinstance(r.get("judge"), dict)]
+    if not judges:
+        return None
+    models: dict[str, int] = {}
+    validations: dict[str, dict[str, Any]] = {}
+    validated = 0
+    for judge in judges:
+        models[str(judge.get("model"))] = models.get(str(judge.get("model")), 0) + 1
+        validation = judge.get("validation")
+        if isinstance(validation, dict):
+            validated += 1
+            validations.setdefault(str(validation.get("id")), validation)
+    return {"verdicts": len(judges), "models": dict(sorted(models.items())), "validated": validated,
+            "validations": list(validations.values())}
+
+
+def agent_summary(records: list[dict[str, Any]], repeats: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Mean turns, tool calls per episode, the stop-reason counts and the tool error rate of the
-    agent records (and pass^k and pass@k over repeats); None when no record is an agent episode."""
+    agent records (and pass^k and pass@k over repeats, from ``repeats``, the summary's ``repeats`` block);
+    None when no record is an agent episode."""
     episodes = [r["agent"] for r in records if isinstance(r.get("agent"), dict)]
     if not episodes:
         return None
@@ -185,45 +225,24 @@ def agent_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
         "tool_calls_per_episode": calls / len(episodes),
         "stop_reasons": dict(sorted(reasons.items())),
         "tool_error_rate": errors / calls if calls else None,
-        "pass_hat_k": pass_hat_k(records),
-        "pass_at_k": pass_at_k(records),
+        "pass_hat_k": (block := repeats if repeats is not None else repeat_summary(records) or {}).get("pass_hat_k"),
+        "pass_at_k": block.get("pass_at_k"),
     }
-
-
-def _repeat_trials(records: list[dict[str, Any]]) -> list[tuple[int, int]] | None:
-    """Each repeated sample's ``(n, c)``: its runs and its correct runs (errored runs count as not passed);
-    None when no record is a repeat."""
-    groups: dict[str, list[bool]] = {}
-    for r in records:
-        agent = r.get("agent")
-        if isinstance(agent, dict) and agent.get("repeat_of") is not None:
-            groups.setdefault(str(agent["repeat_of"]), []).append(r.get("is_correct") is True)
-    if not groups:
-        return None
-    return [(len(runs), sum(runs)) for runs in groups.values()]
 
 
 def pass_hat_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
     """tau-bench's pass^k for k = 1..n over samples run n times (``repeats``): the mean over tasks
-    of C(c, k) / C(n, k), c the task's correct runs ("all k trials succeed"). Errored runs count as
-    not passed. None when no record is a repeat."""
-    trials = _repeat_trials(records)
-    if trials is None:
-        return None
-    from pytest_jeval.scoring.metrics import pass_hat_k as estimate
-
-    return {str(k): estimate(trials, k) for k in range(1, min(n for n, _ in trials) + 1)}
+    of C(c, k) / C(n, k), c the task's correct runs. Errored runs count as not passed.
+    None when no record is a repeat (the ``repeats`` block of :func:`repeat_summary` has it too)."""
+    repeats = repeat_summary(records)
+    return repeats["pass_hat_k"] if repeats is not None else None
 
 
 def pass_at_k(records: list[dict[str, Any]]) -> dict[str, float] | None:
     """pass@k for k = 1..n over samples run n times: the mean over tasks of 1 - C(n - c, k) / C(n, k)
-    ("at least one of k trials succeeds", best of k). None when no record is a repeat."""
-    trials = _repeat_trials(records)
-    if trials is None:
-        return None
-    from pytest_jeval.scoring.metrics import pass_at_k as estimate
-
-    return {str(k): estimate(trials, k) for k in range(1, min(n for n, _ in trials) + 1)}
+    ("at least one of k trials succeeds"). None when no record is a repeat."""
+    repeats = repeat_summary(records)
+    return repeats["pass_at_k"] if repeats is not None else None
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:

@@ -69,6 +69,8 @@ def write_terminal_summary(tr: Any, writer: ResultsWriter, stats: list[dict[str,
         tr.write_line("")
         for line in agent_lines(writer.summaries):
             tr.write_line(line)
+        for line in repeat_lines(writer.summaries):
+            tr.write_line(line)
         for line, yellow in _call_lines(stats):
             tr.write_line(line, yellow=yellow)
         tr.write_line(f"results: {writer.plan.output_dir}{os.sep} ({len(writer.files)} JSONL files, summary.json)")
@@ -102,6 +104,42 @@ def agent_lines(summaries: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
     return out
 
 
+def repeat_lines(summaries: dict[tuple[str, str], dict[str, Any]], max_listed: int = 10) -> list[str]:
+    """Per pair run with repeats: pass@k, pass^k, mean and standard error, majority vote, the flip rate and the
+    items whose verdict flipped; per pair with judge repeats, the judge's self-consistency."""
+    out = []
+    for (bench, model), summary in sorted(summaries.items()):
+        rep = summary.get("repeats")
+        if isinstance(rep, dict):
+            k = str(rep.get("k"))
+            se = rep.get("stderr")
+            mean = "-" if rep.get("mean_accuracy") is None else f"{rep['mean_accuracy']:.3f}"
+            mean += f" ± {se:.3f}" if se is not None else ""
+            flipped = [str(f.get("item")) for f in rep.get("flipped") or []]
+            listed = ", ".join(flipped[:max_listed]) + (f", ... {len(flipped) - max_listed} more"
+                                                        if len(flipped) > max_listed else "")
+            out.append(
+                f"repeats: {bench} x {model}: {rep.get('items')} items x {k} runs; mean accuracy {mean} (SE over "
+                f"repeats), pass@1 {_fmt((rep.get('pass_at_k') or {}).get('1'))}, pass@{k} "
+                f"{_fmt((rep.get('pass_at_k') or {}).get(k))}, pass^{k} {_fmt((rep.get('pass_hat_k') or {}).get(k))}, "
+                f"majority vote {_fmt(rep.get('majority_vote_accuracy'))}, flip rate {_fmt(rep.get('flip_rate'))}"
+                + (f" ({rep.get('flipped_count')} flipped: {listed})" if flipped else ""))
+        judged = summary.get("judged_by")
+        judged = judged if isinstance(judged, dict) else {}
+        for validation in judged.get("validations") or []:
+            out.append(f"judge: {bench} x {model}: {judged.get('validated')} of {judged.get('verdicts')} verdicts by "
+                       f"{validation.get('judge_model')}, validated on {validation.get('source')} "
+                       f"({validation.get('evaluator')}, {validation.get('n')} items): accuracy "
+                       f"{_fmt(validation.get('accuracy'))}, kappa {_fmt(validation.get('cohen_kappa'))}, ECE "
+                       f"{_fmt(validation.get('ece'))}")
+        judge = summary.get("judge_repeats")
+        if isinstance(judge, dict):
+            out.append(f"judge repeats: {bench} x {model}: {judge.get('items')} verdicts asked "
+                       f"{judge.get('judge_repeats')} times; agreement {_fmt(judge.get('agreement'))}, unanimous "
+                       f"{_fmt(judge.get('unanimous'))}")
+    return out
+
+
 def _call_lines(stats: list[dict[str, Any]]) -> list[tuple[str, bool]]:
     """The call statistics of every process that made calls: (line, is a warning)."""
     sent = sum(s["requests_sent"] for s in stats)
@@ -116,7 +154,10 @@ def _call_lines(stats: list[dict[str, Any]]) -> list[tuple[str, bool]]:
     rate = f", {sent / max(spans):.1f} requests/s in-call" if spans and max(spans) > 0 and sent else ""
     helpers = sum(s.get("call_processes", 0) for s in stats)
     where = f", HTTP client in {helpers} call process{'es' if helpers > 1 else ''}" if helpers else ""
-    out = [(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}{where}", False)]
+    refused = sum(s.get("budget_refused", 0) for s in stats)
+    held = f", {refused} refused by the run budget (never sent)" if refused else ""
+    out = [(f"calls: {sent} sent, {hits} from cache, {retries} retries, peak {peak} in flight{rate}{where}{held}",
+            False)]
     exits = sum(s.get("call_process_exits", 0) for s in stats)
     if exits:
         out.append(

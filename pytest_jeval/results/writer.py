@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from pytest_jeval.core.chat import is_budget_error
 from pytest_jeval.core.files import make_dir, read_bytes, write_atomic
 from pytest_jeval.core.paths import aggregate_path, jsonl_path, summary_path, trajectories_path
 from pytest_jeval.results.gates import GateResult, evaluate_gates, has_gates
@@ -38,7 +39,11 @@ from pytest_jeval.session.keys import plan_key, runtime_key
 from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.telemetry.session import RunTelemetry
 
-__all__ = ["ResultsWriter", "install", "jsonl_path", "worker_stats_key", "writer_key"]
+__all__ = ["BUDGET_EXIT_STATUS", "ResultsWriter", "install", "jsonl_path", "worker_stats_key", "writer_key"]
+
+BUDGET_EXIT_STATUS = 6
+"""The exit status of a run the budget stopped (pytest's own are 0-5): its results are written, and the
+items it did not run are "budget exhausted" errors that ``--jeval-resume`` runs once the budget is raised."""
 
 Pair = tuple[str, str]
 
@@ -106,6 +111,8 @@ def _crash_record(plan: EvalPlan, case: dict[str, Any], error: str) -> dict[str,
     )
     if sample is not None:
         record.update(subject=sample.subject, question=sample.input, expected=sample.target)
+        if sample.metadata.get("repeat") is not None:
+            record.update(repeat=sample.metadata["repeat"], repeat_of=sample.metadata.get("repeat_of"))
     plain: dict[str, Any] = json.loads(json.dumps(record, default=str))
     return plain
 
@@ -178,6 +185,12 @@ class ResultsWriter:
         self._session: pytest.Session | None = None
         self.gates: list[GateResult] = []
         """The gates checked at session end."""
+        self._previous_served: dict[Pair, tuple[set[str], set[str]]] = {}
+        self.budget_exhausted = 0
+        """Items of this run the run budget stopped (recorded as "budget exhausted" errors)."""
+        self.served_changes: dict[Pair, str] = {}
+        """Pairs whose answers were served by a model or fingerprint the summary this run replaced did not
+        name, in words (``served_change``)."""
 
     # -- session start ----------------------------------------------------------------
     def prepare(self) -> dict[Pair, dict[str, dict[str, Any]]]:
@@ -200,6 +213,7 @@ class ResultsWriter:
             raise pytest.UsageError(f"jeval: cannot use output_dir {out}: {exc}; no samples were sent") from None
         if self.lock.took_over:
             self.notes.append(f"took over the lock of an earlier run that is no longer running ({self.lock.took_over})")
+        self._read_previous_served()
         resumed: dict[Pair, dict[str, dict[str, Any]]] = {}
         if self.resume:
             try:
@@ -208,6 +222,21 @@ class ResultsWriter:
                 self.release()
                 raise pytest.UsageError(f"jeval: cannot resume from {exc}; no samples were sent") from None
         return resumed
+
+    def _read_previous_served(self) -> None:
+        """What served each pair's stored results (its summary's ``served`` block), to tell a changed
+        fingerprint at the end."""
+        from pytest_jeval.results.served import served_values
+
+        for bench in self.plan.benchmarks:
+            for model in self.plan.models:
+                spath = summary_path(jsonl_path(self.plan.output_dir, bench, model))
+                try:
+                    data = json.loads(read_bytes(spath) or b"null")
+                except (OSError, ValueError):
+                    continue
+                if isinstance(data, dict):
+                    self._previous_served[(bench, model)] = served_values(data)
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -277,6 +306,8 @@ class ResultsWriter:
             return
         self._fresh.setdefault(path, set()).add(str(record["record_id"]))
         self.written += 1
+        if is_budget_error(record.get("error")):
+            self.budget_exhausted += 1
 
     def _stop(self, reason: str) -> None:
         """Stop the run after the items in progress (xdist's controller, or the session)."""
@@ -416,6 +447,7 @@ class ResultsWriter:
                 if planned.benchmark.summarize_extra is not None:
                     summary.update(planned.benchmark.summarize_extra(values))
                 summary["skipped_rows"] = self._skipped(bench)
+                self._check_served((bench, model), summary)
                 if self._session is not None:
                     self._session.config.hook.pytest_jeval_update_summary(summary=summary, records=values)
                 spath = summary_path(path)
@@ -432,9 +464,46 @@ class ResultsWriter:
             "ended_at": ended,
             "runs": runs,
         }
+        if self.served_changes:
+            aggregate["served_changes"] = [{"benchmark": b, "model": m, "change": c}
+                                           for (b, m), c in self.served_changes.items()]
         if self.telemetry is not None:
             aggregate["telemetry"] = self.telemetry.summary()
         return aggregate
+
+    def _budget(self, config: pytest.Config) -> dict[str, Any] | None:
+        """The aggregate's ``budget`` block (limits, what the run spent, items stopped); a note when it stopped
+        items. None without a budget."""
+        run = self.plan.suite.run
+        if run.max_cost_usd is None and run.max_total_tokens is None:
+            return None
+        from pytest_jeval.session.budget import spent
+
+        used = spent(config)
+        block: dict[str, Any] = {"max_cost_usd": run.max_cost_usd, "max_total_tokens": run.max_total_tokens,
+                                 "spent_usd": used[0] if used else None,
+                                 "spent_tokens": int(used[1]) if used else None,
+                                 "exhausted": self.budget_exhausted > 0, "items_stopped": self.budget_exhausted}
+        if self.budget_exhausted:
+            self.notes.append(
+                f"the run budget is exhausted: {self.budget_exhausted} item(s) were not run and are recorded as "
+                f'"budget exhausted" errors (exit status {BUDGET_EXIT_STATUS}); raise [run] max_cost_usd / '
+                "max_total_tokens and rerun with --jeval-resume to run them")
+        return block
+
+    def _check_served(self, pair: Pair, summary: dict[str, Any]) -> None:
+        """Note a pair served by several models or fingerprints, or by others than the results it replaces."""
+        from pytest_jeval.results.served import served_change, served_values
+
+        served = summary.get("served")
+        if isinstance(served, dict) and served.get("warning"):
+            self.notes.append(f"{pair[0]} x {pair[1]}: {served['warning']}")
+        previous = self._previous_served.get(pair)
+        change = served_change(previous, served_values(summary), "the stored results") if previous else None
+        if change is not None:
+            self.served_changes[pair] = change
+            self.notes.append(f"{pair[0]} x {pair[1]}: this run was served {change}: the endpoint's model or "
+                              "configuration changed since (drift, not noise)")
 
     def _compact_trajectories(self, path: Path, records: dict[str, dict[str, Any]]) -> None:
         """Keep one trajectory per stored record (the newest), in the records' order; drop those of dropped records."""
@@ -483,6 +552,9 @@ class ResultsWriter:
         aggregate = self.finish()
         if aggregate is None:  # nothing ran (--collect-only, -k matching nothing): nothing is written
             return
+        budget = self._budget(session.config)
+        if budget is not None:
+            aggregate["budget"] = budget
         self.gates = evaluate_gates(self.plan, self.summaries) if has_gates(self.plan) else []
         aggregate["gates"] = [g.__dict__ for g in self.gates]
         if self.summaries:
@@ -490,6 +562,8 @@ class ResultsWriter:
         if self.gates and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             passed = all(g.passed for g in self.gates)
             session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+        if self.budget_exhausted and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = BUDGET_EXIT_STATUS
         if self.summaries:
             self.announce(session.config)
 

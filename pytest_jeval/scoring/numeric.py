@@ -20,11 +20,29 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Literal, NamedTuple
 
 from pytest_jeval.core.score import Score
 from pytest_jeval.scoring._boxed import last_boxed
 
-__all__ = ["extract_final_number", "gsm8k_gold", "numbers_equal", "parse_number", "score_numeric"]
+__all__ = [
+    "PERCENT_CONVENTIONS",
+    "FinalNumber",
+    "PercentConvention",
+    "extract_final_number",
+    "final_number",
+    "gsm8k_gold",
+    "has_percent",
+    "numbers_equal",
+    "parse_number",
+    "percent_readings",
+    "score_numeric",
+]
+
+PercentConvention = Literal["either", "unit", "value"]
+PERCENT_CONVENTIONS: tuple[PercentConvention, ...] = ("either", "unit", "value")
+"""How a number with a percent sign compares: ``either`` (as a unit, 50% is 50, or as its value,
+50% is 0.5), ``unit`` (the sign is dropped) or ``value`` (divided by 100)."""
 
 _MINUS = "-\u2212\u2013"  # ASCII hyphen-minus, Unicode minus, en dash
 _NUM = (
@@ -36,13 +54,21 @@ NUMBER_RE = re.compile(_NUM)
 # Bounded, non-overlapping quantifiers: linear time on any input.
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,64})\}[ \t]{0,3}\{([^{}]{1,64})\}")
 _HASHES = re.compile(r"####\s*([^\n]*)")
+# A percent sign (or word) right after a number.
+_PERCENT_AFTER = re.compile(r"[ \t]?(?:%|per[ \t]?cent(?:age)?\b|pct\b)", re.IGNORECASE)
+# A statement's answer that opens by negating a value: "not 5, it is 6", "not $5$ but 6".
+_NEGATED = re.compile(r"[\s*_`]*(?:not|never)\b", re.IGNORECASE)
+# What may follow a negated value before the stated one: ", it is", "but", "rather", "instead it's".
+_INSTEAD = re.compile(r"[\s,;:.*_`\u2014-]*(?:(?:but|rather|instead)\b[\s,]*)?"
+                      r"(?:(?:it|that|this)(?:\s+is|'s|\u2019s)\b)?[\s:*_`]*", re.IGNORECASE)
 # "answer" (optionally qualified: "the answer to part (b)"), a connector, then the
 # answer. Between them only spaces, markdown, ":", an em dash, or a dash that a space
 # follows: a dash touching the number is its sign ("Answer: -12").
 _STATEMENT = re.compile(
     r"\b(?:final\s+answer|answer)\b(?:\s+(?:for|to|of|in)\s+(?:\$[^$\n]{0,40}\$|[^\n:=$]){1,40}?(?=\s+is\b))?"
-    r"[ \t*_`]*(?:is\b|:|=|[-\u2013\u2014](?=\s)|would\s+be\b|will\s+be\b|should\s+be\b)"
-    r"(?:[\s*_`:\u2014]|[-\u2013](?=\s))*([^\n]*)",
+    r"[ \t*_`]*(?:(?P<neg>isn['\u2019]t\b|is\s+not\b)|is\b|:|=|[-\u2013\u2014](?=\s)|would\s+be\b|will\s+be\b"
+    r"|should\s+be\b)"
+    r"(?:[\s*_`:\u2014]|[-\u2013](?=\s))*(?P<answer>[^\n]*)",
     re.IGNORECASE,
 )
 # The leading arithmetic of an answer: numbers, operators, brackets, spaces, "$",
@@ -63,21 +89,52 @@ def _clean(token: str) -> str:
     return out.replace("--", "-")
 
 
-def _answer_number(text: str) -> str | None:
+class FinalNumber(NamedTuple):
+    """A number a reply states: its clean text and whether a percent sign followed it."""
+
+    text: str
+    percent: bool = False
+
+
+_NEGATED_ONLY = FinalNumber("", False)
+"""What a statement that only negates a value states: no answer."""
+
+
+def _number_at(plain: str, m: re.Match[str]) -> FinalNumber:
+    return FinalNumber(_clean(m.group(0)), _PERCENT_AFTER.match(plain, m.end()) is not None)
+
+
+def _answer_number(text: str, negated: bool = False) -> FinalNumber | None:
     """The number an explicit answer states: the result of a leading equation, else its first number.
 
     ``12 + 30 = 42 apples`` -> ``42``; ``x = -3`` -> ``-3``; ``7, because 10 - 3 = 7`` -> ``7``
-    (the equation is not at the start, so the first number counts).
+    (the equation is not at the start, so the first number counts). A negated first value
+    (``not 5, it is 6``, or ``negated`` for a statement ``isn't``/``is not``) is skipped: the
+    next value of the same clause is the answer, and :data:`_NEGATED_ONLY` when there is none.
     """
     plain = _strip_latex(text)
+    neg = _NEGATED.match(plain)
+    if negated or neg is not None:
+        first = NUMBER_RE.search(plain, neg.end() if neg is not None else 0)
+        if first is None:
+            return None
+        rest = plain[first.end():]
+        percent = _PERCENT_AFTER.match(rest)
+        rest = rest[percent.end():] if percent is not None else rest
+        lead = _INSTEAD.match(rest)
+        after = rest[lead.end() if lead is not None else 0:]
+        if lead is None or not lead.group(0).strip() or not NUMBER_RE.match(after):
+            return _NEGATED_ONLY  # "not 5." / "not 5 apples": no value is stated
+        return _answer_number(after)
     match = _EXPRESSION.match(plain)
-    lead = match.group(0) if match else ""
-    if "=" in lead:
-        result = NUMBER_RE.search(lead.rpartition("=")[2])
+    lead_text = match.group(0) if match else ""
+    if "=" in lead_text:
+        offset = lead_text.rindex("=") + 1
+        result = NUMBER_RE.search(plain, offset, len(lead_text))
         if result is not None:
-            return _clean(result.group(0))
+            return _number_at(plain, result)
     m = NUMBER_RE.search(plain)
-    return _clean(m.group(0)) if m else None
+    return _number_at(plain, m) if m else None
 
 
 def _strip_latex(text: str) -> str:
@@ -88,25 +145,36 @@ def _strip_latex(text: str) -> str:
     return text.replace("\\$", "$").replace("\\%", "%").replace("\\!", "").replace("{,}", ",")
 
 
-def extract_final_number(text: str) -> str | None:
-    """The final number the reply states, as clean text (``"1450000"``, ``"-2.5"``, ``"3/4"``), or None."""
+def final_number(text: str) -> FinalNumber | None:
+    """The final number the reply states (see the module docstring), with its percent sign, or None.
+
+    A last answer statement that only negates a value (``The answer is not 5.``) states no
+    number: None, whatever numbers come before it.
+    """
     if not text:
         return None
     for m in reversed(list(_HASHES.finditer(text))):
         found = _answer_number(m.group(1))
         if found is not None:
-            return found
+            return found if found.text else None
     boxed = last_boxed(text)
     if boxed is not None:
         found = _answer_number(boxed)
         if found is not None:
-            return found
+            return found if found.text else None
     for m in reversed(list(_STATEMENT.finditer(text))):
-        found = _answer_number(m.group(1))
+        found = _answer_number(m.group("answer"), negated=m.group("neg") is not None)
         if found is not None:
-            return found
-    matches = NUMBER_RE.findall(_strip_latex(text))
-    return _clean(matches[-1]) if matches else None
+            return found if found.text else None
+    plain = _strip_latex(text)
+    matches = list(NUMBER_RE.finditer(plain))
+    return _number_at(plain, matches[-1]) if matches else None
+
+
+def extract_final_number(text: str) -> str | None:
+    """The final number the reply states, as clean text (``"1450000"``, ``"-2.5"``, ``"3/4"``), or None."""
+    found = final_number(text)
+    return found.text if found is not None else None
 
 
 def parse_number(s: str | float | None) -> float | None:
@@ -116,7 +184,7 @@ def parse_number(s: str | float | None) -> float | None:
     if isinstance(s, (int, float)):
         return float(s) if math.isfinite(s) else None
     text = _strip_latex(s).strip().rstrip(".").strip()
-    text = text.replace("%", "").strip()
+    text = _PERCENT_AFTER.sub("", text).strip()
     m = NUMBER_RE.fullmatch(text)
     if not m:
         return None
@@ -158,15 +226,44 @@ def gsm8k_gold(answer_field: str) -> str:
     return answer_field.rpartition("####")[2].strip().replace(",", "")
 
 
-def score_numeric(reply_text: str, gold: str | float) -> Score:
-    """Score a reply whose answer is a number; unscored when it states no number."""
+def has_percent(text: str | float) -> bool:
+    """True when ``text`` is a number written with a percent sign (``33.5%``, ``33.5\\%``, ``33.5 percent``)."""
+    if not isinstance(text, str):
+        return False
+    plain = _strip_latex(text).strip().rstrip(".").strip()
+    m = NUMBER_RE.match(plain)
+    return m is not None and _PERCENT_AFTER.match(plain, m.end()) is not None
+
+
+def percent_readings(value: float, percent: bool, convention: PercentConvention = "either") -> list[float]:
+    """The values a number may stand for: itself, or with a percent sign the convention's readings."""
+    if not percent or convention == "unit":
+        return [value]
+    if convention == "value":
+        return [value / 100]
+    return [value, value / 100]
+
+
+def score_numeric(reply_text: str, gold: str | float, *, percent: PercentConvention = "either") -> Score:
+    """Score a reply whose answer is a number; unscored when it states no number.
+
+    ``percent`` is the convention for a percent sign on either side (:data:`PERCENT_CONVENTIONS`);
+    ``scoring_metadata.percent`` names it when a sign was read.
+    """
+    if percent not in PERCENT_CONVENTIONS:
+        raise ValueError(f"percent must be one of {', '.join(PERCENT_CONVENTIONS)}, got {percent!r}")
     gold_value = parse_number(gold)
     if gold_value is None:
         raise ValueError(f"gold answer is not a number: {gold!r}")
-    extracted = extract_final_number(reply_text)
-    if extracted is None:
+    found = final_number(reply_text)
+    if found is None:
         return Score.unscorable("no number found", expected=str(gold))
-    value = parse_number(extracted)
-    correct = value is not None and values_close(value, gold_value)
-    return Score(correct=correct, extracted=extracted, expected=str(gold),
-                 metadata={"extracted_value": value, "gold_value": gold_value})
+    value = parse_number(found.text)
+    gold_percent = has_percent(gold)
+    correct = value is not None and any(
+        values_close(a, b) for a in percent_readings(value, found.percent, percent)
+        for b in percent_readings(gold_value, gold_percent, percent))
+    metadata: dict[str, object] = {"extracted_value": value, "gold_value": gold_value}
+    if found.percent or gold_percent:
+        metadata["percent"] = percent
+    return Score(correct=correct, extracted=found.text, expected=str(gold), metadata=metadata)

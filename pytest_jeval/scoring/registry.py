@@ -13,7 +13,16 @@ deterministic scorers of :mod:`pytest_jeval.scoring`:
 * ``exact``    - :func:`exact_match` (SQuAD normalisation);
 * ``contains`` - the expected answer, or one of ``scoring_metadata.accepted``,
   appears as whole words in the answer;
-* ``judge``    - the structured judge verdict alone (FRAMES, NaturalReasoning).
+* ``judge``    - the structured judge verdict alone (FRAMES, NaturalReasoning);
+* ``token_f1`` - :func:`score_token_f1`: SQuAD token F1, the best over ``expected`` and
+  ``scoring_metadata.accepted`` (the record's ``score`` is the F1; correct at 1.0);
+* ``answer_word`` / ``answer_line`` - the word / the line after the last ``ANSWER:`` equals
+  ``expected`` or an accepted alias;
+* ``mcq_multi`` - :func:`score_mcq_multi`: the letter set on the last ``ANSWER:`` line equals the
+  expected set (``A, C``); letters from ``scoring_metadata.valid_letters`` as for ``mcq``.
+
+``numeric`` and ``math`` read a percent sign under the convention the run used
+(``scoring_metadata.percent``), else ``either``.
 
 A benchmark with its own scoring registers its scorer in its own module with
 :func:`register_scorer` (``hle``, ``doc_qa``, ``retail``, ...): the registry never imports a
@@ -43,8 +52,9 @@ from typing import Any, TypeVar, overload
 from pytest_jeval.core.registry import Registry
 from pytest_jeval.core.sample import Sample
 from pytest_jeval.core.score import Score
+from pytest_jeval.scoring.answers import score_answer_line, score_answer_word, score_mcq_multi, score_token_f1
 from pytest_jeval.scoring.math_equiv import score_math
-from pytest_jeval.scoring.numeric import score_numeric
+from pytest_jeval.scoring.numeric import PERCENT_CONVENTIONS, PercentConvention, score_numeric
 from pytest_jeval.scoring.replay import ReplayJudge, stored_score
 from pytest_jeval.scoring.text import exact_match
 
@@ -173,10 +183,16 @@ def metadata_of(record: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+def percent_of(record: dict[str, Any]) -> PercentConvention:
+    """The percent convention a record was scored under (``scoring_metadata.percent``), else ``either``."""
+    stored = metadata_of(record).get("percent")
+    return next((c for c in PERCENT_CONVENTIONS if c == stored), "either")
+
+
 @register_scorer("numeric")
 def record_numeric(record: dict[str, Any]) -> Score:
     """The final number of the answer equals the expected number."""
-    return score_numeric(answer_of(record), expected_of(record))
+    return score_numeric(answer_of(record), expected_of(record), percent=percent_of(record))
 
 
 def valid_letters(record: dict[str, Any]) -> str:
@@ -219,7 +235,7 @@ def record_mcq(record: dict[str, Any], reparse_judge: bool = False) -> Score:
 @register_scorer("math")
 def record_math(record: dict[str, Any]) -> Score:
     """The final (boxed) answer is mathematically equal to the expected one."""
-    return score_math(answer_of(record), expected_of(record))
+    return score_math(answer_of(record), expected_of(record), percent=percent_of(record))
 
 
 @register_scorer("exact")
@@ -247,6 +263,36 @@ def record_contains(record: dict[str, Any]) -> Score:
     hit = next((g for g in golds if _words(g) in _words(answer)), None)
     return Score(correct=hit is not None, extracted=hit or answer.strip()[:80], expected=gold,
                  metadata={"match": "contains", "accepted": golds})
+
+
+def golds_of(record: dict[str, Any]) -> list[str]:
+    """The expected answer, or the aliases in ``scoring_metadata.accepted`` when the record lists them."""
+    accepted = metadata_of(record).get("accepted")
+    return [str(g) for g in accepted] if isinstance(accepted, list) and accepted else [expected_of(record)]
+
+
+@register_scorer("token_f1")
+def record_token_f1(record: dict[str, Any]) -> Score:
+    """SQuAD token F1 against the expected answer (or the best accepted alias)."""
+    return score_token_f1(answer_of(record), golds_of(record))
+
+
+@register_scorer("answer_word")
+def record_answer_word(record: dict[str, Any]) -> Score:
+    """The word after the last ``ANSWER:`` equals the expected answer (or an accepted alias)."""
+    return score_answer_word(answer_of(record), golds_of(record))
+
+
+@register_scorer("answer_line")
+def record_answer_line(record: dict[str, Any]) -> Score:
+    """The line after the last ``ANSWER:`` equals the expected answer (or an accepted alias)."""
+    return score_answer_line(answer_of(record), golds_of(record))
+
+
+@register_scorer("mcq_multi")
+def record_mcq_multi(record: dict[str, Any]) -> Score:
+    """The letters on the last ``ANSWER:`` line equal the expected set (``A, C``)."""
+    return score_mcq_multi(answer_of(record), expected_of(record), valid_letters(record))
 
 
 @register_scorer("judge", uses_judge=True)

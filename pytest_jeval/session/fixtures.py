@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -57,6 +57,7 @@ def benchmark_entry(request: pytest.FixtureRequest) -> BenchmarkEntry:
 def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
     """A chat client for the model under test, with this benchmark's generation settings."""
     from pytest_jeval.calls.client import ModelClient
+    from pytest_jeval.core.sample import repeat_nonce
 
     runtime = _runtime(request)
     case = _case(request)
@@ -72,6 +73,7 @@ def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
         settings=runtime.plan.settings(case.benchmark, jeval_model),
         on_reply=case.replies.append,
         on_error=failed,
+        nonce=repeat_nonce(case.sample),  # each repeat of a sample is its own request (and cache entry)
     )
 
 
@@ -88,15 +90,28 @@ def judge(request: pytest.FixtureRequest) -> ModelClient | None:
     settings = runtime.plan.judge_settings(case.benchmark if case is not None else None)
     assert settings is not None
     # Judge failures are not the item's error: the scorers that ask the judge keep them
-    # as ``judge_error`` in the scoring metadata.
-    return ModelClient(
-        settings.model,
+    # as ``judge_error`` in the scoring metadata. A judge call the run budget refused is:
+    # the item was not judged, and --jeval-resume judges it again.
+    from pytest_jeval.core.chat import BudgetExhausted
+
+    def refused(exc: Exception) -> None:
+        if case is not None and isinstance(exc, BudgetExhausted) and case.error is None:
+            case.error = str(exc)
+
+    options: dict[str, Any] = dict(
         endpoint=runtime.endpoint(settings.model, judge=True),
         submit=runtime.submit,
         settings=settings,
         on_reply=case.judge_replies.append if case is not None else None,
+        on_error=refused,
         role="judge",
     )
+    repeats = runtime.plan.benchmarks[case.benchmark].entry.judge_repeats if case is not None else 1
+    if repeats > 1 and case is not None:  # judge_repeats: the judge's noise, apart from the model's
+        from pytest_jeval.calls.client import RepeatingClient
+
+        return RepeatingClient(settings.model, repeats=repeats, on_repeats=case.judge_repeats.append, **options)
+    return ModelClient(settings.model, **options)
 
 
 @pytest.fixture

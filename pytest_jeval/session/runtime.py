@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_jeval.calls.budget import BudgetSpec
 from pytest_jeval.calls.cache import ResponseCache
 from pytest_jeval.core.chat import ChatRequest, Endpoint, Reply
 from pytest_jeval.core.episode import Episode
@@ -58,6 +59,9 @@ class Runtime:
         """Items whose request could not be built ahead of time (each item then fails on its own)."""
         self.prefetch_errors: list[str] = []
         """The first few reasons, ``nodeid: Type: message``."""
+        self.budget: BudgetSpec | None = None
+        """The run budget this process's calls are checked against (``[run] max_cost_usd`` /
+        ``max_total_tokens``; :mod:`pytest_jeval.session.budget`), None without one."""
 
     # -- the scheduler --------------------------------------------------------------
     @property
@@ -79,9 +83,10 @@ class Runtime:
             if self.executor == "process":
                 from pytest_jeval.calls.callproc import ProcessCallScheduler
 
-                self._scheduler = ProcessCallScheduler(cache_dir)
+                self._scheduler = ProcessCallScheduler(cache_dir, self.budget)
             else:
-                self._scheduler = CallScheduler(ResponseCache(cache_dir) if cache_dir is not None else None)
+                self._scheduler = CallScheduler(ResponseCache(cache_dir) if cache_dir is not None else None,
+                                                self.budget)
         return self._scheduler
 
     def expect(self, calls: int, *, exact: bool) -> None:
@@ -377,6 +382,9 @@ class RuntimeHooks:
             return
         if is_dry(config):
             return
+        budget = config.pluginmanager.get_plugin("jeval-budget")
+        if budget is not None:  # before any call: what the kept records cost counts against the budget
+            budget.write_baseline(runtime.resumed)
         plan = runtime.plan
         targets: dict[Any, str] = {}
         if any(planned.calls_model for planned in plan.benchmarks.values()):  # oracle and nop call no model
@@ -394,6 +402,10 @@ class RuntimeHooks:
             # "! _pytest.outcomes.Exit: ..." on stdout and "Exit: ..." on stderr); this way
             # the reason is printed once, as "ERROR: jeval: ...", with exit status 4.
             raise pytest.UsageError("jeval: endpoint unusable, no samples were sent:\n  " + "\n  ".join(problems))
+        if plan.judge_validation is not None:  # [judge] validate: the judge proves itself before any sample
+            from pytest_jeval.session.judge_gate import run_gate
+
+            run_gate(config, runtime)
         if config.getoption("dist", "no") == "no":  # under xdist the controller makes no calls
             runtime.expect(runtime.estimated_calls(), exact=False)
 
@@ -418,7 +430,10 @@ class RuntimeHooks:
 
 def install(config: pytest.Config) -> None:
     """The per-process runtime (every process): stashed, its hooks registered, the call helper started early."""
+    from pytest_jeval.session.budget import budget_spec
+
     runtime = Runtime(config.stash[plan_key], use_cache=not config.getoption("jeval_no_cache"))
+    runtime.budget = None if is_dry(config) else budget_spec(config, runtime.plan)
     config.stash[runtime_key] = runtime
     config.pluginmanager.register(RuntimeHooks(runtime), "jeval-runtime")
     if not is_dry(config):

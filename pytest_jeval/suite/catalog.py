@@ -228,6 +228,16 @@ def all_scorer_names() -> list[str]:
     return SCORERS.names()
 
 
+def judge_validator() -> Any:
+    """The judge family's gate: ``validate_judge(entry, samples, judge, workers=...)`` of :data:`JUDGE_MODULE`
+    (``[judge] validate``)."""
+    _template, module = judge_template()
+    found = getattr(module, "validate_judge", None)
+    if not callable(found):
+        raise CatalogError(f"{JUDGE_MODULE} defines no validate_judge(entry, samples, judge)")
+    return found
+
+
 def judge_template() -> tuple[Benchmark, ModuleType]:
     """The judge family's template benchmark and its test module (:data:`JUDGE_MODULE`)."""
     module = importlib.import_module(JUDGE_MODULE)

@@ -82,6 +82,9 @@ class Defaults(_Strict):
     """Maximum output tokens."""
     system_prompt: str | None = None
     """A system message prepended to every prompt."""
+    seed: int | None = Field(None, ge=0)
+    """Sent as the ``seed`` of every request to the models under test (best-effort determinism where the
+    endpoint honours it); the n-th repeat of a sample sends ``seed + n - 1``. Unset: no seed is sent."""
 
 
 class _Endpoint(_Strict):
@@ -151,6 +154,27 @@ class Judge(_Endpoint):
     """Judge model id sent to the endpoint."""
     temperature: float | Literal["omit"] | None = 0.0
     max_tokens: int | None = Field(1024, gt=0)
+    gold_set: str | None = Field(None, alias="validate")
+    """``validate``: a gold set the judge must pass before it judges any sample: the key of a ``[[benchmarks]]``
+    entry with ``evaluator = ...`` (its evaluator, gold set, kind and scale), or a gold file (relative to the suite
+    file) judged with ``validate_evaluator``. The judge runs on it first (through the judge-benchmark
+    machinery, cached); its figures go into every summary it judged (docs/judges.md)."""
+    validate_evaluator: str = "closed_qa"
+    """The evaluator of a ``validate`` gold file (one that asks the model: ``closed_qa``, ``answer_correctness``,
+    ``pairwise``, ...)."""
+    validate_samples: int | None = Field(None, gt=0)
+    """At most this many gold items (a seeded subset, ``[run] seed``); default: all."""
+    min_kappa: float | None = Field(None, ge=-1.0, le=1.0, allow_inf_nan=False)
+    """The judge's Cohen's kappa against the gold labels must reach this, else the run stops (usage error)."""
+    min_accuracy: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
+    """The judge's accuracy against the gold labels must reach this, else the run stops (usage error)."""
+
+    @model_validator(mode="after")
+    def _floors_need_a_gold_set(self) -> Judge:
+        for key in ("min_kappa", "min_accuracy", "validate_samples"):
+            if getattr(self, key) is not None and self.gold_set is None:
+                raise ValueError(f'{key} needs validate = "<judge benchmark or gold file>"')
+        return self
 
     @field_validator("model")
     @classmethod
@@ -282,9 +306,14 @@ class BenchmarkEntry(_Strict):
     """Judge benchmark: the case kind, where the evaluator does not fix it."""
     scale: list[float] | None = None
     """Judge benchmark: the score scale as ``[low, high]`` (e.g. ``[0, 4]``), where the evaluator does not fix it."""
+    judge_repeats: int = Field(1, ge=1)
+    """Ask the ``[judge]`` each of its questions this many times (the model's answer asked once): the first
+    verdict counts, and the summary reports the judge's self-consistency (``judge_repeats``), judge noise apart
+    from model noise. For benchmarks whose scorer replays judge replies (``Benchmark.scorer``, ``uses_judge``)."""
     repeats: int = Field(1, ge=1)
-    """Judge benchmark: run each item this many times and report consistency. Agent benchmark:
-    run each sample this many times (ids ``<id>@<n>``) and report pass^k."""
+    """Run each sample this many times, each run its own request (ids ``<id>@<n>``), and report the repeat
+    statistics (pass@k, pass^k, mean and standard error over repeats, majority vote, flip rate). Judge
+    benchmark: run the evaluator this many times per item and report consistency."""
     database: str | None = None
     """Judge benchmark with ``evaluator = "sql"``: the SQLite database (relative to the suite file)."""
     agent: str | None = None
@@ -374,6 +403,13 @@ class Run(_Strict):
     httpx one; ``auto`` takes aiohttp where the installed openai offers it."""
     max_error_rate: float | None = Field(None, ge=0.0, le=1.0)
     """Gate: the share of errored samples per model x benchmark must not exceed this."""
+    max_cost_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    """The run budget in USD, judge and user-simulator calls included (records kept by ``--jeval-resume``
+    count with their recorded cost): no call starts once it could take the run past it; the items left
+    are recorded as "budget exhausted" errors and the exit status is 6. Every model the run calls needs a
+    known price (the price table, or ``price_in_per_mtok``/``price_out_per_mtok``)."""
+    max_total_tokens: int | None = Field(None, gt=0)
+    """The run budget in tokens (prompt plus completion, every call), with ``max_cost_usd``'s rules."""
     max_exec_workers: int | None = Field(None, gt=0)
     """Parallel sandboxed code executions (default: number of cores)."""
     telemetry: bool = False

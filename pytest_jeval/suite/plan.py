@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from pytest_jeval.calls.settings import RequestSettings, adapt, build_request
 from pytest_jeval.core.benchmark import Benchmark, find_benchmark
 from pytest_jeval.core.chat import ChatRequest, Endpoint, PromptLike
-from pytest_jeval.core.sample import Sample
+from pytest_jeval.core.sample import Sample, repeat_nonce
 from pytest_jeval.suite.config import (
     BenchmarkEntry,
     Judge,
@@ -118,6 +118,8 @@ class EvalPlan:
     """URL of the bundled local model's server, once started."""
     overrides: tuple[str, ...] = ()
     """The ``--jeval-set KEY=VALUE`` overrides applied to the suite file, as given."""
+    judge_validation: tuple[BenchmarkEntry, list[Path]] | None = None
+    """``[judge] validate``: the judge-benchmark entry of the gold set the judge must pass, and its files."""
     _samples: dict[str, tuple[list[Sample], int]] = field(default_factory=dict)
     _settings: dict[tuple[str, str], RequestSettings] = field(default_factory=dict)
 
@@ -174,6 +176,14 @@ class EvalPlan:
                 raise SuiteError(f'invalid suite {path}:\n  run.http_client: "aiohttp" needs openai\'s aiohttp '
                                  'transport (openai.DefaultAioHttpClient: a recent openai, with aiohttp installed); '
                                  'use "auto" or "httpx"')
+        for i, entry in enumerate(suite.benchmarks):
+            if entry.judge_repeats > 1:
+                _check_judge_repeats(path, i, benchmarks[entry.key], suite.judge)
+        validation = _plan_judge_validation(suite, path, benchmarks) if suite.judge and suite.judge.gold_set else None
+        if suite.run.max_cost_usd is not None:
+            from pytest_jeval.suite.budget import budget_prices
+
+            budget_prices(suite, path)  # an unknown price is a usage error before anything starts
         for table, cfg in (("judge", suite.judge), ("user", suite.user)):
             if cfg is not None and cfg.api_key_env and cfg.api_key_env not in os.environ:
                 env = cfg.api_key_env
@@ -192,6 +202,7 @@ class EvalPlan:
             cache_dir=cache_dir,
             benchmarks=benchmarks,
             models={m.key: m for m in suite.models},
+            judge_validation=validation,
         )
 
     def keys(self, environ: Mapping[str, str] | None = None) -> list[str | SecretStr | None]:
@@ -248,7 +259,7 @@ class EvalPlan:
                 options=pb.options,
                 local_dir=pb.local_dir,
             )
-            if pb.is_agent and e.repeats > 1:
+            if e.repeats > 1 and not e.evaluator:  # a judge benchmark repeats its evaluator's runs instead
                 samples, skipped = self._samples[name]
                 self._samples[name] = (repeated(samples, e.repeats), skipped)
             if pb.sequential and self.suite.run.episode_order == "seeded":
@@ -324,6 +335,7 @@ class EvalPlan:
             temperature_override=m.temperature if "temperature" in m.model_fields_set else None,
             stream=m.stream,
             system_prompt=self.suite.defaults.system_prompt,
+            seed=self.suite.defaults.seed,
         )
         return settings
 
@@ -361,7 +373,9 @@ class EvalPlan:
         """The request the plugin sends (and prefetches) for one sample; None when it needs no call."""
         definition = self.benchmarks[bench].benchmark
         prompt = definition.prompt(sample)
-        return None if prompt is None else self.request(bench, model, prompt, **definition.request_options)
+        if prompt is None:
+            return None
+        return self.request(bench, model, prompt, **{"nonce": repeat_nonce(sample), **definition.request_options})
 
 
 def _helper_settings(cfg: Judge | UserModel, name: str) -> RequestSettings:
@@ -417,6 +431,57 @@ def _plan_sequence(path: Path, i: int, planned: PlannedBenchmark, suite: Suite) 
                          f"from stored trajectories (--jeval-resume, -k), and {planned.entry.key!r} runs in "
                          'episode mode; use "sidecar" or "inline"')
     planned.sequential = True
+
+
+def _check_judge_repeats(path: Path, i: int, planned: PlannedBenchmark, judge: Judge | None) -> None:
+    """``judge_repeats`` needs a ``[judge]`` and a benchmark whose scorer replays judge replies."""
+    where = f"invalid suite {path}:\n  benchmarks[{i}].judge_repeats"
+    if planned.entry.evaluator:
+        raise SuiteError(f"{where}: a judge benchmark repeats its evaluator with repeats = N")
+    if judge is None:
+        raise SuiteError(f"{where}: needs a [judge] table")
+    from pytest_jeval.scoring.registry import SCORERS
+
+    scorer = planned.benchmark.scorer
+    if scorer not in SCORERS or not SCORERS.get(scorer).uses_judge:
+        raise SuiteError(f"{where}: {planned.entry.name!r} is not scored by a judge whose verdicts can be replayed "
+                         f"(its scorer {scorer!r} is not registered with uses_judge=True)")
+
+
+def _plan_judge_validation(suite: Suite, path: Path,
+                           benchmarks: dict[str, PlannedBenchmark]) -> tuple[BenchmarkEntry, list[Path]]:
+    """The gold set of ``[judge] validate``: a judge benchmark of the suite, or a gold file with
+    ``validate_evaluator``; checked here (the file, the evaluator, that it asks the model)."""
+    from pytest_jeval.scoring.judging.registry import JudgeSetupError
+    from pytest_jeval.suite.catalog import judge_template
+
+    judge = suite.judge
+    assert judge is not None and judge.gold_set is not None
+    planned = benchmarks.get(judge.gold_set)
+    if planned is not None and planned.entry.evaluator:
+        entry, files, key = planned.entry, list(planned.files), "validate"
+    else:
+        file = _relative(path, judge.gold_set)
+        if not file.is_file():
+            entries = [k for k, pb in benchmarks.items() if pb.entry.evaluator]
+            named = f" (its judge benchmarks: {', '.join(entries)})" if entries else ""
+            raise SuiteError(f"invalid suite {path}:\n  judge.validate: {judge.gold_set!r} is neither the key of a "
+                             f"[[benchmarks]] entry with evaluator = ...{named} nor a gold file: {file} not found")
+        entry = BenchmarkEntry(name="judge-validation", evaluator=judge.validate_evaluator, data_files=str(file))
+        files, key = [file], "validate_evaluator"
+    template, _module = judge_template()
+    assert template.configure is not None
+    try:
+        template.configure(entry)
+        from pytest_jeval.scoring.judging.registry import get_evaluator
+
+        evaluator = get_evaluator(str(entry.evaluator))
+    except (JudgeSetupError, KeyError) as exc:
+        raise SuiteError(f"invalid suite {path}:\n  judge.{key}: {exc}") from None
+    if not evaluator.uses_model:
+        raise SuiteError(f"invalid suite {path}:\n  judge.{key}: the evaluator {evaluator.name!r} asks no model, so it "
+                         "cannot validate the judge; use one that asks the model (closed_qa, answer_correctness, ...)")
+    return entry, files
 
 
 def _relative(suite_path: Path, value: str) -> Path:
@@ -624,8 +689,6 @@ def _backend(path: Path, i: int, entry: BenchmarkEntry, bench: Benchmark) -> tup
         for key in ("tools", "max_turns"):
             if key in entry.model_fields_set and getattr(entry, key):
                 raise SuiteError(f'{where}.{key}: only valid with backend = "agent"')
-        if entry.repeats != 1:
-            raise SuiteError(f'{where}.repeats: only valid with evaluator = ... or backend = "agent"')
         return backend, notes
     from pytest_jeval.agents.tools import TOOLS
 

@@ -175,6 +175,10 @@ class Answer:
     tool_calls: tuple[ToolCallSpec, ...] = ()
     """Function calls sent in ``message.tool_calls`` (streamed as OpenAI streams them). With calls and
     an empty :attr:`content`, ``message.content`` is null."""
+    system_fingerprint: str | None = None
+    """The reply's ``system_fingerprint``; None sends the server's own (:attr:`FakeOpenAIServer.system_fingerprint`)."""
+    model: str | None = None
+    """The reply's ``model`` (the model the endpoint says it served); None sends the requested one."""
 
     @property
     def sent_finish_reason(self) -> str:
@@ -694,6 +698,7 @@ class FakeOpenAIServer:
         port: int = 0,
         openai_reasoning: bool = False,
         strict_tools: bool = True,
+        system_fingerprint: str | None = None,
     ) -> None:
         if latency < 0:
             raise ValueError("latency must be >= 0")
@@ -711,6 +716,9 @@ class FakeOpenAIServer:
         """Refuse reasoning-model parameters as the OpenAI API does (see :func:`reasoning_rejection`)."""
         self.strict_tools = strict_tools
         """Refuse malformed ``tools`` and broken tool-call conversations with HTTP 400 (see :func:`tool_rejection`)."""
+        self.system_fingerprint = system_fingerprint
+        """The ``system_fingerprint`` of every reply (null when None) unless an :class:`Answer` names its own;
+        it may be changed while the server runs (a provider changing its configuration mid-run)."""
 
         self._lock = threading.Lock()
         self._records: list[dict[str, Any]] = []
@@ -1296,6 +1304,9 @@ class FakeOpenAIServer:
         model = body.get("model")
         return model if isinstance(model, str) and model else self.models[0]
 
+    def _fingerprint(self, answer: Answer) -> str | None:
+        return answer.system_fingerprint if answer.system_fingerprint is not None else self.system_fingerprint
+
     def _completion(self, body: Mapping[str, Any], answer: Answer) -> dict[str, Any]:
         entries = self._logprob_entries(body, answer)
         message: dict[str, Any] = {
@@ -1309,8 +1320,8 @@ class FakeOpenAIServer:
             "id": f"chatcmpl-fake-{next(self._ids):08d}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": self._model_name(body),
-            "system_fingerprint": None,
+            "model": answer.model or self._model_name(body),
+            "system_fingerprint": self._fingerprint(answer),
             "choices": [
                 {
                     "index": 0,
@@ -1329,8 +1340,8 @@ class FakeOpenAIServer:
             "id": f"chatcmpl-fake-{next(self._ids):08d}",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
-            "model": self._model_name(body),
-            "system_fingerprint": None,
+            "model": answer.model or self._model_name(body),
+            "system_fingerprint": self._fingerprint(answer),
         }
 
         def chunk(

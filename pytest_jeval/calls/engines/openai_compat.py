@@ -404,7 +404,13 @@ def _completion_reply(content: bytes, endpoint: Endpoint, request: ChatRequest, 
         ended_at=ended,
         tool_calls=calls,
         message=returned_message(message, calls) if request.tools else None,
+        system_fingerprint=_text_or_none(completion.get("system_fingerprint")),
     )
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A reply field that should be text (``system_fingerprint``): itself, or None for anything else."""
+    return value if isinstance(value, str) and value else None
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -436,11 +442,13 @@ async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatReq
         finish_reason = None
         usage = None
         model = request.model
+        fingerprint: str | None = None
         pieces: dict[int, dict[str, Any]] = {}
         extras: dict[str, list[str]] = {}
         async for chunk in stream:
             chunks += 1
             model = chunk.model or model
+            fingerprint = _text_or_none(getattr(chunk, "system_fingerprint", None)) or fingerprint
             if chunk.usage is not None:
                 usage = chunk.usage
             for choice in chunk.choices or ():
@@ -486,6 +494,7 @@ async def _chat_stream(client: AsyncOpenAI, endpoint: Endpoint, request: ChatReq
         tool_calls=calls,
         message=returned_message({"content": text or None, **{k: "".join(v) for k, v in extras.items()}}, calls)
         if request.tools else None,
+        system_fingerprint=fingerprint,
     )
 
 
