@@ -116,6 +116,8 @@ class EvalPlan:
     """URL of the bundled local model's server, once started."""
     overrides: tuple[str, ...] = ()
     """The ``--jeval-set KEY=VALUE`` overrides applied to the suite file, as given."""
+    output_file: Path | None = None
+    """``[run] output_file`` resolved (in :attr:`output_dir`): the one pair's JSONL, when the suite names it."""
     _samples: dict[str, tuple[list[Sample], int]] = field(default_factory=dict)
     _settings: dict[tuple[str, str], RequestSettings] = field(default_factory=dict)
 
@@ -142,7 +144,8 @@ class EvalPlan:
     def _resolve(cls, suite: Suite, path: Path, *, invocation_dir: Path, output_dir: str | None,
                  use_cache: bool) -> EvalPlan:
         """The plan of a validated suite (what ``from_file`` checks past validation)."""
-        out = Path(output_dir or suite.run.output_dir)
+        named = Path(suite.run.output_file) if suite.run.output_file else None
+        out = Path(output_dir or (named.parent if named is not None else suite.run.output_dir))
         out = out if out.is_absolute() else invocation_dir / out
         cache_dir: Path | None = None
         if use_cache and suite.run.cache:
@@ -180,6 +183,7 @@ class EvalPlan:
             suite=suite,
             path=path,
             output_dir=out,
+            output_file=out / named.name if named is not None else None,
             cache_dir=cache_dir,
             benchmarks=benchmarks,
             models={m.key: m for m in suite.models},
@@ -220,6 +224,13 @@ class EvalPlan:
         if judge is not None and judge.engine == "local" and judge.model_path:
             return str(_relative(self.path, judge.model_path))
         return None
+
+    def jsonl_path(self, bench: str, model: str) -> Path:
+        """The JSONL of a (benchmark, model) pair: ``[run] output_file`` when set, else
+        ``{output_dir}/{benchmark}_{model-slug}.jsonl`` (:func:`~pytest_jeval.core.paths.jsonl_path`)."""
+        from pytest_jeval.core.paths import jsonl_path
+
+        return self.output_file if self.output_file is not None else jsonl_path(self.output_dir, bench, model)
 
     # -- samples ---------------------------------------------------------------------
     def samples(self, name: str) -> tuple[list[Sample], int]:
@@ -297,6 +308,12 @@ class EvalPlan:
         )
         return float(temperature), int(max_tokens)
 
+    def sampling(self, bench: str, model: str) -> dict[str, Any]:
+        """``top_p``, ``stop``, ``seed`` and the penalties, each by precedence benchmark > model > defaults
+        (unset everywhere: not sent)."""
+        return {**self.suite.defaults.sampling(), **self.models[model].sampling(),
+                **self.benchmarks[bench].entry.sampling()}
+
     def settings(self, bench: str, model: str) -> RequestSettings:
         """What every request of this benchmark to this model carries, adapted to what the model accepts."""
         cached = self._settings.get((bench, model))
@@ -312,6 +329,7 @@ class EvalPlan:
             temperature_override=m.temperature if "temperature" in m.model_fields_set else None,
             stream=m.stream,
             system_prompt=self.suite.defaults.system_prompt,
+            params=self.sampling(bench, model),
         )
         return settings
 
