@@ -146,6 +146,9 @@ class Benchmark:
     data_source: str = ""
     """Where the data comes from, in words, for the catalog when it is neither the Hub nor
     bundled, one word (e.g. ``pypi:bfcl-eval``, a PyPI package)."""
+    aliases: tuple[str, ...] = ()
+    """Names other tools (the reference) give what this benchmark provides: a suite naming one is refused
+    with "did you mean" this benchmark (never run under another name silently)."""
 
     def default_files(self, module_file: str | None) -> list[Path]:
         """Absolute paths of ``bundled_files`` next to the defining module."""

@@ -514,10 +514,6 @@ class Suite(_Strict):
                 if key in seen:
                     raise ValueError(_duplicate(table, seen[key], entries[seen[key]], i, entries[i], key))
                 seen[key] = i
-        pairs = len(self.benchmarks) * len(self.models)
-        if self.run.output_file is not None and pairs != 1:
-            raise ValueError(f"run.output_file names the results file of one (benchmark, model) pair; this suite "
-                             f"has {pairs} pairs: give output_dir instead (each pair writes its own file there)")
         problems = colliding_pairs([b.key for b in self.benchmarks], [m.key for m in self.models])
         if problems:
             raise ValueError("results files would collide: " + "; ".join(problems) + "; rename one of each")

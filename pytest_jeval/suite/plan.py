@@ -145,6 +145,11 @@ class EvalPlan:
                  use_cache: bool) -> EvalPlan:
         """The plan of a validated suite (what ``from_file`` checks past validation)."""
         named = Path(suite.run.output_file) if suite.run.output_file else None
+        pairs = len(suite.benchmarks) * len(suite.models)
+        if named is not None and pairs != 1:
+            raise SuiteError(f"invalid suite {path}:\n  run.output_file: names the results file of one (benchmark, "
+                             f"model) pair; this suite has {pairs} pairs: give output_dir instead (each pair writes "
+                             "its own file there)")
         out = Path(output_dir or (named.parent if named is not None else suite.run.output_dir))
         out = out if out.is_absolute() else invocation_dir / out
         cache_dir: Path | None = None
@@ -497,9 +502,13 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
                 raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].name: {exc}") from None
             mod_name = index.get(entry.name)
         if mod_name is None:
+            from pytest_jeval.suite.catalog import close_names
+
             known = ", ".join(sorted(index))
+            close = close_names(entry.name, index)
+            hint = f"did you mean {' or '.join(repr(n) for n in close)}? " if close else ""
             raise SuiteError(
-                f"invalid suite {path}:\n  benchmarks[{i}].name: unknown benchmark {entry.name!r}; "
+                f"invalid suite {path}:\n  benchmarks[{i}].name: unknown benchmark {entry.name!r}; {hint}"
                 f'known benchmarks are: {known} (or set module = "path/to/bench.py" for your own)'
             )
         try:

@@ -11,7 +11,8 @@ background thread with its own asyncio event loop, so a test can point the real
 
 Served endpoints:
 
-* ``GET /v1/models`` and ``GET /v1/models/{id}``: the ``models`` given to the server.
+* ``GET /v1/models`` and ``GET /v1/models/{id}``: the ``models`` given to the server (with
+  ``list_models=False``, an empty list: a server that lists none).
 * ``POST /v1/chat/completions``: non-streaming, or streaming as server-sent events
   (``data: {...}`` chunks ending in ``data: [DONE]``, with a final usage chunk when
   ``stream_options.include_usage`` is true). ``logprobs`` / ``top_logprobs`` are
@@ -694,6 +695,7 @@ class FakeOpenAIServer:
         port: int = 0,
         openai_reasoning: bool = False,
         strict_tools: bool = True,
+        list_models: bool = True,
     ) -> None:
         if latency < 0:
             raise ValueError("latency must be >= 0")
@@ -711,6 +713,8 @@ class FakeOpenAIServer:
         """Refuse reasoning-model parameters as the OpenAI API does (see :func:`reasoning_rejection`)."""
         self.strict_tools = strict_tools
         """Refuse malformed ``tools`` and broken tool-call conversations with HTTP 400 (see :func:`tool_rejection`)."""
+        self.list_models = list_models
+        """False: ``GET /v1/models`` lists no model (an empty list, as some servers answer); chat still works."""
 
         self._lock = threading.Lock()
         self._records: list[dict[str, Any]] = []
@@ -1020,7 +1024,7 @@ class FakeOpenAIServer:
             outcome = "unauthorized"
         else:
             response = self._json_response(
-                {"object": "list", "data": [self._model_json(m) for m in self.models]}
+                {"object": "list", "data": [self._model_json(m) for m in self.models] if self.list_models else []}
             )
             outcome = "models"
         self._finish_record(record, response.status, outcome, counted=False)

@@ -196,6 +196,7 @@ BENCHMARK = Benchmark(
     backends=("agent",),
     sandboxes=tuple(SANDBOXES.names()),
     agent=AgentSpec(tools=[bash], environment=environment),
+    aliases=("terminalbench", "terminalbench-native", "terminalbench-v2.1"),
 )
 
 
