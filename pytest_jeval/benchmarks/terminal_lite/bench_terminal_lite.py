@@ -210,9 +210,21 @@ def test_terminal_lite(sample: Sample, episode: Episode, score: Any) -> None:
     finally:
         env.sandbox.stop()
     tail = (outcome.stdout[-1500:] + ("\n" + outcome.stderr[-1500:] if outcome.stderr else "")).strip()
+    meta: dict[str, Any] = {"test_exit_status": outcome.returncode, "test_timed_out": outcome.timed_out,
+                            "test_reward": reward, "test_seconds": round(outcome.seconds, 3), "test_output": tail}
+    if not passed:
+        meta["reason"] = checker_reason(outcome.returncode, outcome.timed_out, tail)
     score(Score(correct=passed, value=1.0 if passed else 0.0, extracted=outcome.returncode, expected=0,
-                metadata={"test_exit_status": outcome.returncode, "test_timed_out": outcome.timed_out,
-                          "test_reward": reward, "test_seconds": round(outcome.seconds, 3), "test_output": tail}))
+                metadata=meta))
+
+
+def checker_reason(status: int, timed_out: bool, output: str) -> str:
+    """Why the task's tests failed, in a line: the timeout, else the last lines the checker printed."""
+    if timed_out:
+        return "the task's tests timed out"
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    said = " | ".join(lines[-3:])
+    return f"tests/test.sh exited {status}" + (f": {said}" if said else " (printed nothing)")
 
 
 @register_scorer("terminal_tests", needs_sample=True)
