@@ -162,9 +162,10 @@ def test_the_helper_checks_each_endpoint() -> None:
                                                  Endpoint("http://127.0.0.1:9/v1", SecretStr(SECRET))])
         finally:
             scheduler.close()
-    assert reasons is not None and reasons[0] is None
-    assert reasons[1] == f"{url} rejected the API key (HTTP 401)"
-    assert reasons[2] is not None and reasons[2].startswith("connection error to http://127.0.0.1:9/v1")
+    assert reasons is not None and reasons[0].problem is None and reasons[0].models == ("test-model",)
+    assert reasons[1].problem == f"{url} rejected the API key (HTTP 401)"
+    problem = reasons[2].problem
+    assert problem is not None and problem.startswith("connection error to http://127.0.0.1:9/v1")
 
 
 def test_the_early_bound_is_cheap_and_capped(tmp_path: Path, test_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:

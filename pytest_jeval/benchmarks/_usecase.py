@@ -70,6 +70,10 @@ def composite_score(
         "threshold": threshold,
         **metadata,
     }
+    if value < threshold and "reason" not in meta:
+        weakest = sorted((v, k) for k, v in components.items() if k in weights and v < 1.0)
+        meta["reason"] = (f"score {value:g} < threshold {threshold:g}; lowest: "
+                          + ", ".join(f"{k} {v:.2f}" for v, k in weakest[:3]))
     return Score(correct=value >= threshold, value=value, extracted=extracted, expected=expected, metadata=meta)
 
 

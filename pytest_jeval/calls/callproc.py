@@ -10,7 +10,7 @@ The two talk over a socket pair with :class:`multiprocessing.connection.Connecti
 framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``,
 ``("check", id, [endpoint, ...])`` (the session-start endpoint check) and ``("close",)``; the
 child answers every call with ``("done", id, reply, error, stats)`` and a check with
-``("checked", id, [reason or None, ...])``.
+``("checked", id, [EndpointCheck, ...])``.
 The suite's API keys travel only over that socket: they are never put in the child's
 command line or environment, which holds only :data:`HELPER_ENV_VARS` (see
 :func:`helper_environment`).
@@ -39,6 +39,7 @@ from typing import Any
 
 from pytest_jeval.calls.budget import BudgetSpec
 from pytest_jeval.calls.cache import ResponseCache
+from pytest_jeval.calls.engines import EndpointCheck
 from pytest_jeval.calls.scheduler import Call, CallCore, CallScheduler, SchedulerStats
 from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError, Reply
 
@@ -72,7 +73,7 @@ class ProcessCallScheduler:
         self._closing = False
         self._errors: tuple[str, ...] = ()
         self._stderr: Any | None = None
-        self._checks: dict[int, concurrent.futures.Future[list[str | None] | None]] = {}
+        self._checks: dict[int, concurrent.futures.Future[list[EndpointCheck] | None]] = {}
 
     # -- the child ----------------------------------------------------------------------
     def _start(self) -> None:
@@ -232,14 +233,14 @@ class ProcessCallScheduler:
         """Blocking form of :meth:`submit`."""
         return self.submit(endpoint, request, use_cache=use_cache).result()
 
-    def check_endpoints(self, endpoints: Sequence[Endpoint]) -> list[str | None] | None:
+    def check_endpoints(self, endpoints: Sequence[Endpoint]) -> list[EndpointCheck] | None:
         """:func:`~pytest_jeval.calls.scheduler.check_endpoints` run by the helper, or None when
         there is no helper (then the caller checks them itself).
 
         The helper imported ``openai`` while this process loaded the data, so the check costs
         this process no import and the endpoints are checked on the connections the calls use.
         """
-        check: concurrent.futures.Future[list[str | None] | None] = concurrent.futures.Future()
+        check: concurrent.futures.Future[list[EndpointCheck] | None] = concurrent.futures.Future()
         with self._lock:
             conn = self._conn if self._fallback is None and not self._closing else None
             if conn is None:
@@ -353,7 +354,7 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
         from pytest_jeval.calls.scheduler import check_endpoints
 
         try:
-            reasons: list[str | None] | None = await check_endpoints(endpoints)
+            reasons: list[EndpointCheck] | None = await check_endpoints(endpoints)
         except Exception:  # the parent checks them itself
             reasons = None
         try:

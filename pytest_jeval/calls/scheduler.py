@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from pytest_jeval.calls.budget import Budget, BudgetSpec
 from pytest_jeval.calls.cache import ResponseCache
-from pytest_jeval.calls.engines import get_engine
+from pytest_jeval.calls.engines import EndpointCheck, check_endpoint, get_engine
 from pytest_jeval.calls.loopthread import LoopThread
 from pytest_jeval.core.chat import BudgetExhausted, ChatRequest, Endpoint, EndpointError, Reply
 
@@ -232,20 +232,21 @@ class CallScheduler:
         return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop()).result()
 
 
-async def check_endpoints(endpoints: Sequence[Endpoint]) -> list[str | None]:
-    """For each endpoint, why it is unusable (dead, or rejects the key), or None; checked at once,
-    each with a client of its own that is closed afterwards."""
+async def check_endpoints(endpoints: Sequence[Endpoint]) -> list[EndpointCheck]:
+    """For each endpoint, why it is unusable (dead, or rejects the key) and the models it lists
+    (:class:`~pytest_jeval.calls.engines.EndpointCheck`); checked at once, each with a client of its
+    own that is closed afterwards."""
     engines = [get_engine(endpoint.engine) for endpoint in endpoints]
     clients = [engine.make_client(endpoint) for engine, endpoint in zip(engines, endpoints)]
     try:
         return list(await asyncio.gather(*(
-            engine.preflight(client, endpoint) for engine, client, endpoint in zip(engines, clients, endpoints))))
+            check_endpoint(engine, client, endpoint) for engine, client, endpoint in zip(engines, clients, endpoints))))
     finally:
         for engine, client in zip(engines, clients):
             await engine.close(client)
 
 
-def preflight(endpoints: Sequence[Endpoint]) -> list[str | None]:
+def preflight(endpoints: Sequence[Endpoint]) -> list[EndpointCheck]:
     """:func:`check_endpoints` on a short-lived event loop of its own, so checking endpoints at
     session start commits to no scheduler (the controller of an xdist run never makes a call)."""
     return asyncio.run(check_endpoints(endpoints)) if endpoints else []

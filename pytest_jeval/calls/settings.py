@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pytest_jeval.core.chat import ChatRequest, Messages, PromptLike, as_messages
@@ -56,6 +57,9 @@ class RequestSettings:
     system_prompt: str | None = None
     unsupported: frozenset[str] = frozenset()
     """Request parameters left out of every request (the model refuses them), even where a call asks for them."""
+    params: tuple[tuple[str, Any], ...] = ()
+    """Parameters every request carries (the suite's ``top_p``, ``stop``, ``seed``, penalties), as sorted pairs;
+    a call's own keyword of the same name wins, and those in :attr:`unsupported` are never sent."""
     adapted: tuple[str, ...] = ()
     """What was changed from the suite's settings, or kept against what the model is known to
     accept, in words (shown once in the terminal)."""
@@ -73,6 +77,7 @@ def adapt(
     stream: bool = False,
     system_prompt: str | None = None,
     seed: int | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> RequestSettings:
     """The settings to send to ``model``.
 
@@ -81,6 +86,8 @@ def adapt(
     is used as it is; ``temperature_override = "omit"`` leaves the temperature out, a
     number sends the resolved temperature even to a reasoning model. Without them, a
     reasoning model gets ``max_completion_tokens`` and no temperature unless it is 1.
+    ``params`` (the suite's ``top_p``, ``stop``, ``seed``, penalties) go with every request, but
+    those the model refuses (:data:`REASONING_UNSUPPORTED`), which are left out and said so.
     """
     reasoning = is_reasoning_model(model)
     notes: list[str] = []
@@ -110,6 +117,9 @@ def adapt(
         # An explicit token_param says the entry knows the endpoint's dialect: send what is asked.
         unsupported = REASONING_UNSUPPORTED
         notes.append("logprobs, top_p, stop, penalties and logit_bias left out where asked (the model refuses them)")
+        refused = sorted(k for k in (params or {}) if k in unsupported)
+        if refused:
+            notes.append(f"the suite's {', '.join(refused)} not sent (the model refuses them)")
     return RequestSettings(
         model=model,
         temperature=sent,
@@ -119,6 +129,7 @@ def adapt(
         unsupported=unsupported,
         stream=stream,
         system_prompt=system_prompt,
+        params=tuple(sorted((k, v) for k, v in (params or {}).items() if k not in unsupported)),
         adapted=tuple(notes),
         seed=seed,
     )
@@ -148,6 +159,8 @@ def build_request(
     the system prompt is added only to a conversation that has none. With :attr:`RequestSettings.seed`
     the request sends ``seed`` = that seed + ``nonce`` unless the call names its own.
     """
+    if settings.params:
+        extra = {**dict(settings.params), **extra}
     if settings.seed is not None and "seed" not in extra:
         extra["seed"] = settings.seed + nonce
     if settings.unsupported:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_jeval.cli._run_options import add_suite_wide, verbose_args
 from pytest_jeval.cli._run_suite import RunUsageError, prepare_suite, write_suite
 
 #: Status of a usage error (as every ``jeval`` command).
@@ -35,75 +36,97 @@ class _RefuseKey(argparse.Action):
 
 
 def _common(p: argparse.ArgumentParser, *, per_benchmark: bool) -> None:
-    p.add_argument("-m", "--model", dest="models", action="append", required=True, metavar="MODEL",
-                   help="a model id as the endpoint knows it (repeat for several); 'local' is the bundled model")
-    p.add_argument("--model-filter", default=None, metavar="TEXT",
-                   help="run only the -m models whose name contains TEXT")
-    p.add_argument("-e", "--engine", default=None, metavar="ENGINE",
-                   help=f"the engine of the -m models: {ENGINE_NAMES} (default openai)")
-    p.add_argument("--base-url", default=None, metavar="URL",
-                   help="the models' OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
-                        "(default: as for a suite: JEVAL_BASE_URL or JARVIS_BACKEND_BASE_URL, else the engine's)")
-    p.add_argument("--api-key-env", default=None, metavar="NAME",
-                   help="the NAME of the environment variable holding the models' API key")
-    p.add_argument("--api-key", action=_RefuseKey, metavar="KEY", help=argparse.SUPPRESS)
-    p.add_argument("-n", "--max-samples", default=None, metavar="N",
-                   help="a seeded random subset of N samples per benchmark (default all); "
-                        "pytest-xdist's -n goes after --")
-    p.add_argument("--seed", default=None, metavar="N", help="seed of the subset and option shuffles (default 42)")
-    p.add_argument("--temperature", default=None, metavar="T", help="sampling temperature (default 0)")
-    p.add_argument("--max-tokens", default=None, metavar="N", help="output tokens per answer (default 2048)")
-    p.add_argument("--concurrency", default=None, metavar="N",
-                   help="requests in flight per endpoint from one pytest process (default 32)")
-    p.add_argument("--episode-mode", action="store_true", default=False,
-                   help="run each benchmark that keeps a memory as one sequence per model, each episode "
-                        "remembering earlier ones ([run] episode_mode; docs/agents.md)")
+    """The options ``run`` and ``run-all`` share (``per_benchmark``: ``run``'s per-benchmark ones too);
+    each help starts with the suite key the option sets."""
+    def option(*flags: str, help: str, **kw: Any) -> None:
+        p.add_argument(*flags, default=kw.pop("default", None), help=help, **kw)
+
+    option("-m", "--model", dest="models", action="append", required=not per_benchmark, metavar="MODEL",
+           help="[[models]] name: a model id the endpoint lists at GET /v1/models (checked before any sample; "
+                "repeat for several); 'local' is the bundled model")
+    option("--model-filter", metavar="TEXT",
+           help="keep only the -m models (with -c, the suite's models) whose name contains TEXT")
+    option("-e", "--engine", metavar="ENGINE",
+           help=f"[[models]] engine: the engine of the -m models: {ENGINE_NAMES} (default openai)")
+    option("--base-url", metavar="URL",
+           help="[[models]] base_url: the models' OpenAI-compatible endpoint, e.g. http://host:8000/v1 (default: "
+                "as for a suite: JEVAL_BASE_URL or JARVIS_BACKEND_BASE_URL, else the engine's)")
+    option("--api-key-env", metavar="NAME",
+           help="[[models]] api_key_env: the NAME of the environment variable holding the models' API key")
+    option("--api-key", action=_RefuseKey, metavar="KEY",
+           help="refused: a key on the command line leaks (shell history, ps); give --api-key-env NAME")
+    option("-n", "--max-samples", metavar="N",
+           help="[[benchmarks]] max_samples: a seeded random subset of N samples per benchmark (default all); "
+                "pytest-xdist's -n goes after --")
+    add_suite_wide(p)
     if per_benchmark:
-        p.add_argument("--data-files", nargs="+", default=None, metavar="FILE",
-                       help="a local copy of the benchmark's data, in the Hub's schema (one -b only)")
-        p.add_argument("--split", default=None, help="the dataset split (default the benchmark's)")
-        p.add_argument("--subset", default=None, help="the dataset subset or config (benchmark-specific)")
-        p.add_argument("--backend", default=None, metavar="BACKEND",
-                       help="direct or agent (also jarvis-direct, jarvis-agent); default the benchmark's own")
-        p.add_argument("--tools", default=None, metavar="A,B",
-                       help="built-in tools offered to the agent, comma-separated (with --backend agent)")
-        p.add_argument("--agent", default=None, metavar="NAME",
-                       help="the named agent that drives the episodes: orchestrator (default), react, simple, "
-                            "oracle, nop (`jeval list` names them); implies --backend agent")
-    p.add_argument("--judge-model", default=None, metavar="MODEL",
-                   help="the judge for judged benchmarks ('local' is the bundled model); adds a [judge] table")
-    p.add_argument("--judge-engine", default=None, metavar="ENGINE", help=f"the judge's engine: {ENGINE_NAMES}")
-    p.add_argument("--judge-base-url", default=None, metavar="URL",
-                   help="the judge's endpoint (default: as for a suite's [judge]; --base-url is not borrowed)")
-    p.add_argument("--judge-api-key-env", default=None, metavar="NAME",
-                   help="the NAME of the environment variable holding the judge's API key")
-    p.add_argument("--user-model", default=None, metavar="MODEL",
-                   help="the model that plays the simulated user of multi-turn agent benchmarks "
-                        "(taubench, retail); adds a [user] table")
-    p.add_argument("--user-engine", default=None, metavar="ENGINE", help=f"the user model's engine: {ENGINE_NAMES}")
-    p.add_argument("--user-base-url", default=None, metavar="URL",
-                   help="the user model's endpoint (default: as for a suite's [user]; --base-url is not borrowed)")
-    p.add_argument("--user-api-key-env", default=None, metavar="NAME",
-                   help="the NAME of the environment variable holding the user model's API key")
-    p.add_argument("-o", "--output", default="results/", metavar="DIR",
-                   help="results directory; the suite is written there too (default results/)")
+        option("--num-fewshot", metavar="K",
+               help="[[benchmarks]] num_fewshot: K worked examples from the benchmark's few-shot source before "
+                    "each question, the same for every sample (direct benchmarks that declare one)")
+        option("--data-files", nargs="+", metavar="FILE",
+               help="[[benchmarks]] data_files: a local copy of the benchmark's data, in the Hub's schema "
+                    "(one -b only)")
+        option("--split", help="[[benchmarks]] split: the dataset split (default the benchmark's)")
+        option("--subset", help="[[benchmarks]] subset: the dataset subset or config (benchmark-specific)")
+        option("--backend", metavar="BACKEND",
+               help="[[benchmarks]] backend: direct or agent (also jarvis-direct, jarvis-agent), hermes, openclaw, "
+                    "command; default the benchmark's own")
+        option("--tools", metavar="A,B",
+               help="[[benchmarks]] tools: built-in tools offered to the agent, comma-separated (with --backend "
+                    "agent)")
+        option("--agent", metavar="NAME",
+               help="[[benchmarks]] agent: the named agent that drives the episodes: orchestrator (default), "
+                    "react, simple, oracle, nop (`jeval list` names them); implies --backend agent")
+    option("--judge-model", metavar="MODEL",
+           help="[judge] model: the judge for judged benchmarks ('local' is the bundled model); adds a [judge] table")
+    option("--judge-engine", metavar="ENGINE", help=f"[judge] engine: {ENGINE_NAMES}")
+    option("--judge-base-url", metavar="URL",
+           help="[judge] base_url: the judge's endpoint (default: as for a suite's [judge]; --base-url is not "
+                "borrowed)")
+    option("--judge-api-key-env", metavar="NAME",
+           help="[judge] api_key_env: the NAME of the environment variable holding the judge's API key")
+    option("--user-model", metavar="MODEL",
+           help="[user] model: the model that plays the simulated user of multi-turn agent benchmarks "
+                "(taubench, retail); adds a [user] table")
+    option("--user-engine", metavar="ENGINE", help=f"[user] engine: {ENGINE_NAMES}")
+    option("--user-base-url", metavar="URL",
+           help="[user] base_url: the user model's endpoint (default: as for a suite's [user]; --base-url is not "
+                "borrowed)")
+    option("--user-api-key-env", metavar="NAME",
+           help="[user] api_key_env: the NAME of the environment variable holding the user model's API key")
+    option("-o", "--output", metavar="DIR|FILE.jsonl",
+           help="[run] output_dir: the results directory, where the suite is written too (default results/); a "
+                "path ending in .jsonl is the reference's output file ([run] output_file: one benchmark on one "
+                "model, its summary beside it as FILE.jsonl.summary.json)")
 
 
 def add_parsers(sub: Any) -> None:
     """Register ``run`` and ``run-all`` on the ``jeval`` sub-command parser."""
-    epilog = "Arguments after -- go to pytest unchanged (-k, -n 4, --junitxml FILE, --lf, --jeval-resume)."
-    p = sub.add_parser("run", allow_abbrev=False, epilog=epilog,
+    epilog = ("Arguments after -- go to pytest unchanged (-k, -n 4, --junitxml FILE, --lf, --jeval-resume). "
+              "Not taken from the reference's research options: --compact and --trace-detail (pytest's own "
+              "output options after --: -q, -rA, --tb), --agentic (--backend agent), --episode-mode (no "
+              "lifelong benchmark here). docs/quick-runs.md has the table.")
+    p = sub.add_parser("run", allow_abbrev=False, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter,
                        help="run benchmarks on models without writing a suite file (pytest does the run)",
-                       description="Write a suite for these options into the output directory and run pytest on it.")
-    p.add_argument("-b", "--benchmark", dest="benchmarks", action="append", required=True, metavar="NAME",
-                   help="a benchmark (repeat for several; `jeval list` names them)")
+                       description="Write a suite for these options into the output directory and run pytest on it; "
+                                   "with -c, run that suite file.\n\nEach option names the suite key it sets. "
+                                   "The reference's options are all here, with its meaning; where pytest-jeval's "
+                                   "differs (-w, --concurrency, --query-timeout, -v), the help says how.")
+    p.add_argument("-c", "--config", default=None, metavar="SUITE.toml",
+                   help="run this suite file, as pytest --jeval-config SUITE.toml does (then -b and -m are not "
+                        "needed); suite-wide options, -n, -o and --model-filter apply to it as --jeval-set overrides")
+    p.add_argument("-b", "--benchmark", dest="benchmarks", action="append", default=None, metavar="NAME",
+                   help="[[benchmarks]] name: a benchmark (repeat for several; `jeval list` names them)")
     _common(p, per_benchmark=True)
     p.set_defaults(run=run)
     p = sub.add_parser("run-all", allow_abbrev=False, epilog=epilog,
                        help="run every built-in benchmark that needs no extra data on a model",
                        description="Run every built-in benchmark whose data ships with pytest-jeval (judged "
-                                   "ones with --judge-model) on the -m model(s).")
+                                   "ones with --judge-model; with --include-hub the Hub ones too) on the -m model(s).")
     _common(p, per_benchmark=False)
+    p.add_argument("--include-hub", action="store_true",
+                   help="also run the benchmarks whose data is on the Hugging Face Hub (the reference runs every "
+                        "registered benchmark); each whose data cannot be loaded here is reported and left out")
     p.set_defaults(run=run_all)
 
 
@@ -176,17 +199,33 @@ def execute(args: argparse.Namespace, benchmarks: Sequence[str], preface: Sequen
         return _error(args.command, str(exc))
     for line in preface:
         print(f"jeval {args.command}: {line}")
-    shown = _shown(written.path, cwd)
     if written.note:
         print(f"jeval {args.command}: note: {written.note}")
+    return _announce_and_run(args, written.path, [*verbose_args(args), *args.passthrough])
+
+
+def _announce_and_run(args: argparse.Namespace, suite: Path, pytest_args: Sequence[str]) -> int:
+    shown = _shown(suite, Path.cwd())
     print(f"jeval {args.command}: suite {shown}")
     print(f"jeval {args.command}: repeat with: "
-          f"{shlex.join(['pytest', '--jeval-config', shown, *args.passthrough])}", flush=True)
-    return _pytest(Path(shown), args.passthrough)
+          f"{shlex.join(['pytest', '--jeval-config', shown, *pytest_args])}", flush=True)
+    return _pytest(Path(shown), pytest_args)
 
 
 def run(args: argparse.Namespace) -> int:
-    """``jeval run``: the ``-b`` benchmarks on the ``-m`` models."""
+    """``jeval run``: the ``-b`` benchmarks on the ``-m`` models, or with ``-c`` the suite file."""
+    if args.config is not None:
+        from pytest_jeval.cli._run_config import config_command
+
+        try:
+            suite, extra = config_command(args, Path.cwd())
+        except RunUsageError as exc:
+            return _error(args.command, str(exc))
+        return _announce_and_run(args, suite, [*extra, *verbose_args(args), *args.passthrough])
+    missing = [name for name, given in (("-b/--benchmark", args.benchmarks), ("-m/--model", args.models)) if not given]
+    if missing:
+        return _error(args.command, f"the following arguments are required: {', '.join(missing)} "
+                                    "(or -c SUITE.toml, which names them)")
     return execute(args, args.benchmarks)
 
 
@@ -208,10 +247,11 @@ def _sandbox_problem(sandbox: str) -> str | None:
     return None
 
 
-def left_out_reason(bench: Any, *, judge: bool, user: bool = False) -> str | None:
-    """Why ``jeval run-all`` leaves a built-in benchmark out, or None when it runs it."""
+def left_out_reason(bench: Any, *, judge: bool, user: bool = False, hub: bool = False) -> str | None:
+    """Why ``jeval run-all`` leaves a built-in benchmark out, or None when it runs it (``hub``: with
+    ``--include-hub``, data on the Hugging Face Hub is no reason)."""
     reasons = []
-    if not bench.bundled_files:
+    if not bench.bundled_files and not (hub and bench.read_rows is None and bench.dataset is not None):
         source = str(bench.data_source)
         if bench.data_dir and not source.startswith("pypi:"):  # a local copy of upstream data, named in a suite
             reasons.append(f"it reads a local copy of its data: set data_dir in a suite ({bench.data_dir})")
@@ -237,14 +277,14 @@ def left_out_reason(bench: Any, *, judge: bool, user: bool = False) -> str | Non
     return "; ".join(reasons) or None
 
 
-def run_all_selection(*, judge: bool, user: bool = False) -> tuple[list[str], dict[str, str]]:
+def run_all_selection(*, judge: bool, user: bool = False, hub: bool = False) -> tuple[list[str], dict[str, str]]:
     """The built-in benchmarks ``run-all`` runs, and those it leaves out with the reason."""
     from pytest_jeval.suite.catalog import builtin_benchmarks
 
     chosen: list[str] = []
     left_out: dict[str, str] = {}
     for bench in builtin_benchmarks():
-        reason = left_out_reason(bench, judge=judge, user=user)
+        reason = left_out_reason(bench, judge=judge, user=user, hub=hub)
         if reason is None:
             chosen.append(bench.name)
         else:
@@ -252,11 +292,49 @@ def run_all_selection(*, judge: bool, user: bool = False) -> tuple[list[str], di
     return chosen, left_out
 
 
+def hub_data_problem(name: str, args: argparse.Namespace) -> str | None:
+    """Why the Hub data of built-in benchmark ``name`` cannot be loaded here (the message of the loader,
+    which says what to do), or None. The rows are read as the run reads them (the same subset), so the
+    run finds them in the ``datasets`` cache."""
+    from pytest_jeval.cli._run_suite import _integer
+    from pytest_jeval.core.benchmark import find_benchmark
+    from pytest_jeval.suite.catalog import builtin_index
+    from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
+
+    bench = find_benchmark(importlib.import_module(builtin_index()[name]))
+    assert bench is not None
+    max_samples, seed = _integer(args.max_samples), _integer(args.seed)
+    try:
+        load_samples(bench, seed=seed if isinstance(seed, int) else 42,
+                     max_samples=max_samples if isinstance(max_samples, int) and max_samples > 0 else None)
+    except DatasetLoadError as exc:
+        return str(exc)
+    return None
+
+
 def run_all(args: argparse.Namespace) -> int:
-    """``jeval run-all``: every built-in benchmark that needs no extra data, on the ``-m`` models."""
+    """``jeval run-all``: every built-in benchmark that needs no extra data (with ``--include-hub``, the Hub
+    ones too, each whose data cannot be loaded reported and left out), on the ``-m`` models."""
+    hub = bool(getattr(args, "include_hub", False))
     chosen, left_out = run_all_selection(judge=args.judge_model is not None,
-                                         user=getattr(args, "user_model", None) is not None)
+                                         user=getattr(args, "user_model", None) is not None, hub=hub)
+    failed: dict[str, str] = {}
+    if hub:
+        from pytest_jeval.suite.catalog import builtin_benchmarks
+
+        on_hub = {b.name for b in builtin_benchmarks() if not b.bundled_files and b.dataset is not None}
+        for name in [n for n in chosen if n in on_hub]:
+            problem = hub_data_problem(name, args)
+            if problem is not None:
+                failed[name] = problem
+                chosen.remove(name)
+                print(f"jeval run-all: error: {name}: its data cannot be loaded: {problem}", file=sys.stderr)
     if not chosen:
-        return _error("run-all", "no built-in benchmark can run without extra data here")
+        return _error("run-all", "no built-in benchmark can run here")
     preface = [f"left out {name}: {reason}" for name, reason in left_out.items()]
-    return execute(args, chosen, [*preface, f"running {', '.join(chosen)}"])
+    status = execute(args, chosen, [*preface, f"running {', '.join(chosen)}"])
+    if failed:
+        print(f"jeval run-all: {len(failed)} benchmark(s) could not load their data and did not run: "
+              f"{', '.join(failed)} (see the errors above); exit status {status or 1}", file=sys.stderr)
+        return status or 1
+    return status

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_jeval.cli._run_options import SUITE_WIDE, suite_wide_values
 from pytest_jeval.cli._toml import dumps
 
 #: ``-m local``: the bundled model, as configs/quickstart.toml names it.
@@ -29,12 +30,10 @@ SUITE_NAME = "suite.toml"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _OPTION = {
-    "defaults.temperature": "--temperature",
-    "defaults.max_tokens": "--max-tokens",
-    "run.seed": "--seed",
-    "run.max_concurrency": "--concurrency",
-    "run.episode_mode": "--episode-mode",
+    **{o.key: o.flags[-1] for o in SUITE_WIDE},
     "run.output_dir": "--output",
+    "run.output_file": "--output",
+    "benchmarks.num_fewshot": "--num-fewshot",
     "judge.model": "--judge-model",
     "judge.engine": "--judge-engine",
     "judge.base_url": "--judge-base-url",
@@ -77,16 +76,6 @@ def _integer(text: str | None) -> int | str | None:
         return None
     try:
         return int(text)
-    except ValueError:
-        return text
-
-
-def _number(text: str | None) -> float | str | None:
-    """An option's number, or its text unchanged (as :func:`_integer`)."""
-    if text is None:
-        return None
-    try:
-        return float(text)
     except ValueError:
         return text
 
@@ -178,6 +167,24 @@ def _tools(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def output_target(output: str, cwd: Path) -> tuple[Path, Path | None]:
+    """``-o``: the output directory, and the results file when ``output`` names a ``.jsonl`` file
+    (the reference's output file; its summary goes beside it), absolute."""
+    path = (cwd / Path(output).expanduser()).absolute()
+    if output.endswith(".jsonl") and path.name != ".jsonl":
+        return path.parent, path
+    return path, None
+
+
+def _dotted(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{"run.seed": 7}`` -> ``{"run": {"seed": 7}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        table, _, name = key.partition(".")
+        out.setdefault(table, {})[name] = value
+    return out
+
+
 def build_suite(args: argparse.Namespace, benchmarks: Sequence[str], cwd: Path) -> dict[str, Any]:
     """The suite dict the options describe (values the options give as text stay text when they are
     not numbers, so the suite's validation reports them)."""
@@ -194,14 +201,20 @@ def build_suite(args: argparse.Namespace, benchmarks: Sequence[str], cwd: Path) 
         "backend": getattr(args, "backend", None),
         "tools": _tools(getattr(args, "tools", None)),
         "agent": getattr(args, "agent", None),
+        "num_fewshot": _integer(getattr(args, "num_fewshot", None)),
     }
+    directory, file = output_target(getattr(args, "output", None) or "results/", cwd)
+    if file is not None and len(names) * len(models) != 1:
+        raise RunUsageError(f"--output {args.output}: a .jsonl file holds the results of one benchmark on one model "
+                            f"(the reference's output file); this run has {len(names)} benchmark(s) on "
+                            f"{len(models)} model(s): give a directory instead")
+    wide = _dotted(suite_wide_values(args, cwd))
     suite: dict[str, Any] = {
         "meta": {"name": f"jeval {args.command}",
                  "description": f"{', '.join(names)} on {', '.join(m['name'] for m in models)}"},
-        "defaults": {"temperature": _number(args.temperature), "max_tokens": _integer(args.max_tokens)},
-        "run": {"output_dir": str((cwd / Path(args.output).expanduser()).absolute()), "seed": _integer(args.seed),
-                "max_concurrency": _integer(args.concurrency),
-                "episode_mode": True if getattr(args, "episode_mode", False) else None},
+        "defaults": wide.get("defaults", {}),
+        "run": {"output_dir": str(directory), "output_file": str(file) if file is not None else None,
+                **wide.get("run", {})},
     }
     judge = _judge(args)
     if judge is not None:

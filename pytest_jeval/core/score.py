@@ -35,6 +35,12 @@ class Score:
         return self.correct is None
 
     @property
+    def reason(self) -> str | None:
+        """Why the scorer decided as it did, in words, where it says (:func:`reason_of` of the metadata);
+        shown in a failed item's message."""
+        return reason_of(self.metadata)
+
+    @property
     def numeric(self) -> float | None:
         """The score as written to the JSONL ``score`` field."""
         if self.value is not None:
@@ -47,6 +53,24 @@ class Score:
     def unscorable(cls, reason: str, expected: Any = None, **metadata: Any) -> Score:
         """A score for a reply from which nothing could be extracted."""
         return cls(correct=None, expected=expected, metadata={"unscored_reason": reason, **metadata})
+
+
+REASON_KEYS = ("reason", "reasons", "unscored_reason")
+"""The metadata keys a scorer states its reason in: ``reason`` (text), ``reasons`` (a list of texts), and
+``unscored_reason`` for an answer it could not score. A failed item's message shows the first one set."""
+
+
+def reason_of(metadata: Any) -> str | None:
+    """The scorer's reason in a score's (or a record's ``scoring_metadata``) metadata (:data:`REASON_KEYS`)."""
+    if not isinstance(metadata, dict):
+        return None
+    for key in REASON_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, (list, tuple)) and value:
+            return "; ".join(str(v) for v in value)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 class ScoreSink(Protocol):

@@ -34,9 +34,8 @@ def load_resumable(path: Path) -> dict[str, dict[str, Any]]:
 
 def read_resumed(plan: EvalPlan) -> Resumed:
     """The finished records of every (benchmark, model) pair of the plan (OSError when one cannot be read)."""
-    from pytest_jeval.core.paths import jsonl_path
 
-    return {(bench, model): load_resumable(jsonl_path(plan.output_dir, bench, model))
+    return {(bench, model): load_resumable(plan.jsonl_path(bench, model))
             for bench in plan.benchmarks for model in plan.models}
 
 

@@ -283,7 +283,7 @@ class ResultsWriter:
         if self.write_error is not None:
             self.lost_records += 0 if sidecar else 1
             return
-        path = jsonl_path(self.plan.output_dir, *pair)
+        path = self.plan.jsonl_path(*pair)
         if sidecar:
             path = trajectories_path(path)
         log = self._logs.get(path)
@@ -369,7 +369,7 @@ class ResultsWriter:
 
     def _stored_run(self, pair: Pair) -> dict[str, Any] | None:
         """An untouched pair's entry in the aggregate: its stored summary, as it is."""
-        path = jsonl_path(self.plan.output_dir, *pair)
+        path = self.plan.jsonl_path(*pair)
         if not path.is_file():
             return None
         spath = summary_path(path)
@@ -402,7 +402,7 @@ class ResultsWriter:
         for bench in self.plan.benchmarks:
             for model in self.plan.models:
                 if (bench, model) in self._touched:
-                    path = jsonl_path(self.plan.output_dir, bench, model)
+                    path = self.plan.jsonl_path(bench, model)
                     try:
                         records, rewrite = self._kept((bench, model), path)
                     except OSError as exc:
@@ -569,11 +569,10 @@ class ResultsWriter:
 
     def announce(self, config: pytest.Config) -> None:
         """Hand every written pair to ``pytest_jeval_results_ready`` (exporters, third-party sinks)."""
-        from pytest_jeval.core.paths import jsonl_path
         from pytest_jeval.results.summary import read_records
 
         try:
-            pairs = [ResultsPair(bench, model, summary, read_records(jsonl_path(self.plan.output_dir, bench, model)))
+            pairs = [ResultsPair(bench, model, summary, read_records(self.plan.jsonl_path(bench, model)))
                      for (bench, model), summary in self.summaries.items()]
         except OSError as exc:
             self.notes.append(f"jeval: the results could not be read back for pytest_jeval_results_ready: {exc}")

@@ -193,8 +193,27 @@ def _excerpt(text: object, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
-def failure_message(sample: Sample, result: Score, answer: str) -> str:
-    """The short readable message of a wrong or unscored sample."""
+#: Characters of the scorer's reason shown in a failure message (the record keeps all of it).
+REASON_CHARS = 400
+
+
+def stop_text(case: ItemCase) -> str | None:
+    """How the model's answer ended: an agent episode's stop reason (with its turns and tool calls), or a
+    direct reply's finish reason; None when unknown."""
+    episode = case.episode
+    if episode is not None:
+        detail = episode.limit_detail or episode.error
+        counts = f"{episode.turns} turn(s), {len(episode.tool_calls)} tool call(s)"
+        return f"{episode.stop_reason} ({counts}{'; ' + detail if detail else ''})"
+    finish = case.replies[-1].finish_reason if case.replies else None
+    if finish == "length":
+        return "length (the reply reached max_tokens)"
+    return finish if finish not in (None, "", "stop") else None
+
+
+def failure_message(sample: Sample, result: Score, answer: str, *, stop: str | None = None) -> str:
+    """The short readable message of a wrong or unscored sample: the question, the gold answer, what was
+    extracted (or the answer), the scorer's reason (:attr:`Score.reason`, capped) and how the answer ended."""
     expected = result.expected if result.expected is not None else sample.target
     lines = ["unscored: nothing could be extracted from the answer" if result.unscored else "wrong answer"]
     lines.append(f"  question:  {_excerpt(sample.input)}")
@@ -203,18 +222,24 @@ def failure_message(sample: Sample, result: Score, answer: str) -> str:
         lines.append(f"  answer:    {_excerpt(answer)}")
     else:
         lines.append(f"  extracted: {_excerpt(result.extracted)}")
+    reason = result.reason
+    if reason:
+        lines.append(f"  reason:    {_excerpt(reason, REASON_CHARS)}")
+    if stop:
+        lines.append(f"  stopped:   {_excerpt(stop)}")
     return "\n".join(lines)
 
 
 @pytest.fixture
 def score(request: pytest.FixtureRequest) -> ScoreSink:
-    """Record this sample's :class:`Score`; a wrong or unscored answer fails the item."""
+    """Record this sample's :class:`Score`; a wrong or unscored answer fails the item, its message
+    saying why (:func:`failure_message`)."""
     case = _case(request)
 
     def record(result: Score) -> None:
         case.score = result
         if result.correct is not True:
             answer = case.replies[-1].text if case.replies else ""
-            pytest.fail(failure_message(case.sample, result, answer), pytrace=False)
+            pytest.fail(failure_message(case.sample, result, answer, stop=stop_text(case)), pytrace=False)
 
     return record

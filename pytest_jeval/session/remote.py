@@ -16,8 +16,10 @@ xdist traps into a usage error or a safe default:
 
 * xdist rewrites every command-line argument that names an existing path relative
   to its rsync roots for a remote worker, and raises ``ValueError`` (an internal
-  error) for one outside them, such as ``--jeval-config suite.toml`` written as two
-  arguments: that is a usage error here, saying to write ``--jeval-config=suite.toml``.
+  error) for one outside them, such as the ``suite.toml`` of ``--jeval-config suite.toml``
+  written as two arguments (the README's form). An option's value is not a path to
+  collect, so each such pair is sent as one argument (``--jeval-config=suite.toml``,
+  :func:`joined_option_values`); a path given to collect is a usage error here.
 * execnet's socket server runs the worker in its own process, so a crashed socket
   worker cannot be replaced (xdist's reconnect fails with an internal error), and a
   worker that fails on start is replaced forever (xdist sets no restart limit for
@@ -28,6 +30,8 @@ xdist traps into a usage error or a safe default:
 
 from __future__ import annotations
 
+import collections
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,15 +126,52 @@ def check_remote_specs(config: pytest.Config, *, local_model: bool = False) -> N
             f"--tx {elsewhere[0]} cannot reach: run it with -n N on one host, or serve the model where "
             "the workers reach it and give its base_url (docs/remote-workers.md)")
     if not (config.getoption("rsyncdir", None) or config.getini("rsyncdirs")):
+        join_option_values(config)
         paths = [arg for arg in map(str, config.invocation_params.args)
                  if _exists(config.invocation_params.dir / arg.split("::")[0])]
         if paths:
             raise pytest.UsageError(
                 f"jeval: remote xdist workers (--tx {remote[0]._spec}) cannot be sent path arguments "
-                f"({', '.join(paths)}): give an option and its path as one argument (--jeval-config=SUITE.toml, "
-                "--jeval-output=DIR), and select samples with -k, not with paths (docs/remote-workers.md)")
+                f"({', '.join(paths)}): select samples with -k, not with paths to collect (an option's value, "
+                "as in --jeval-config suite.toml, is sent as it is; docs/remote-workers.md)")
     if config.getoption("maxworkerrestart", None) is None and any(spec.socket for spec in remote):
         config.option.maxworkerrestart = "0"  # a crashed socket worker cannot be replaced
+
+
+def joined_option_values(args: Sequence[str], positional: Sequence[str], where: Path) -> list[str]:
+    """``args`` with each option value that names an existing path joined to its option
+    (``--jeval-config suite.toml`` -> ``--jeval-config=suite.toml``, ``-c x.ini`` -> ``-cx.ini``), the
+    form xdist sends a remote worker unchanged. A path is an option's value when it follows an option
+    (``-x``, ``--name``, without ``=``, before any ``--``) and pytest did not take it as a collection
+    argument (``positional``: a path after a flag, ``--lf suite.toml``, stays a path to collect)."""
+    candidate: list[bool] = []
+    separator = False
+    for i, arg in enumerate(args):
+        previous = args[i - 1] if i else ""
+        candidate.append(not separator and previous.startswith("-") and previous != "--" and "=" not in previous
+                         and not arg.startswith("-") and _exists(where / arg.split("::")[0]))
+        separator = separator or arg == "--"
+    # pytest's collection arguments not written where an option's value could stand are among the candidates
+    left = collections.Counter(positional)
+    left.subtract(arg for arg, maybe in zip(args, candidate) if not maybe)
+    out: list[str] = []
+    for arg, maybe in zip(args, candidate):
+        if maybe and left[arg] > 0:
+            left[arg] -= 1
+        elif maybe:
+            out[-1] = f"{out[-1]}={arg}" if out[-1].startswith("--") else f"{out[-1]}{arg}"
+            continue
+        out.append(arg)
+    return out
+
+
+def join_option_values(config: pytest.Config) -> None:
+    """Replace ``config.invocation_params`` (what xdist sends each worker) by its arguments with every
+    option value that names a path joined to its option (:func:`joined_option_values`)."""
+    params = config.invocation_params
+    args = joined_option_values([str(a) for a in params.args], [str(a) for a in config.args], params.dir)
+    if args != list(params.args):
+        config.invocation_params = pytest.Config.InvocationParams(args=args, plugins=params.plugins, dir=params.dir)
 
 
 def _exists(path: Path) -> bool:

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_jeval.calls.budget import BudgetSpec
 from pytest_jeval.calls.cache import ResponseCache
+from pytest_jeval.calls.engines import EndpointCheck
 from pytest_jeval.core.chat import ChatRequest, Endpoint, Reply
 from pytest_jeval.core.episode import Episode
 from pytest_jeval.suite.plan import EvalPlan, PlannedBenchmark
@@ -123,9 +124,9 @@ class Runtime:
         bound = sum(early_bound(planned) for planned in self.plan.benchmarks.values())
         self.expect(worker_share(config, bound * len(self.plan.models)), exact=False)
 
-    def check_endpoints(self, endpoints: list[Endpoint]) -> list[str | None]:
-        """Why each endpoint is unusable, or None: checked by the helper process when one runs,
-        else here (:func:`~pytest_jeval.calls.scheduler.preflight`)."""
+    def check_endpoints(self, endpoints: list[Endpoint]) -> list[EndpointCheck]:
+        """Why each endpoint is unusable and the models it lists: checked by the helper process when one
+        runs, else here (:func:`~pytest_jeval.calls.scheduler.preflight`)."""
         scheduler = self._scheduler
         check = getattr(scheduler, "check_endpoints", None)
         found = check(endpoints) if check is not None else None
@@ -386,17 +387,15 @@ class RuntimeHooks:
         if budget is not None:  # before any call: what the kept records cost counts against the budget
             budget.write_baseline(runtime.resumed)
         plan = runtime.plan
-        targets: dict[Any, str] = {}
-        if any(planned.calls_model for planned in plan.benchmarks.values()):  # oracle and nop call no model
-            for m in plan.models:
-                targets.setdefault(runtime.endpoint(m), f"model {m!r}")
-        if plan.suite.judge is not None:
-            targets.setdefault(runtime.endpoint(plan.suite.judge.model, judge=True), "the judge")
-        user = runtime.user_endpoint() if plan.needs_user else None
-        if user is not None:
-            targets.setdefault(user, "the [user] model")
-        reasons = runtime.check_endpoints(list(targets))
-        problems = [f"{who}: {reason}" for who, reason in zip(targets.values(), reasons) if reason is not None]
+        from pytest_jeval.session.endpoint_check import check_problems, endpoint_targets
+
+        targets = endpoint_targets(runtime)
+        checks = runtime.check_endpoints(list(targets))
+        problems, notes = check_problems(targets, checks)
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        for note in notes:
+            if terminal is not None:
+                terminal.write_line(f"jeval: {note}", yellow=True)
         if problems:
             # UsageError, not pytest.exit(): pytest prints an Exit raised here twice (as
             # "! _pytest.outcomes.Exit: ..." on stdout and "Exit: ..." on stderr); this way

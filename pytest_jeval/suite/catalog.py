@@ -139,6 +139,25 @@ def benchmark_index() -> dict[str, str]:
     return {**builtins, **aliased, **installed_index()}
 
 
+def close_names(name: str, index: dict[str, str]) -> list[str]:
+    """The benchmarks a misspelled or foreign ``name`` may mean: those that declare it among their
+    ``aliases`` (the reference's name of what they provide), then the closest names by spelling
+    (``_`` and ``-`` taken as one), at most three."""
+    import difflib
+
+    def fold(text: str) -> str:
+        return text.lower().replace("_", "-")
+
+    aliased = []
+    for known, mod_name in index.items():
+        bench = find_benchmark(importlib.import_module(mod_name))
+        if bench is not None and fold(name) in {fold(a) for a in bench.aliases}:
+            aliased.append(known)
+    folded = {fold(known): known for known in index}
+    close = [folded[f] for f in difflib.get_close_matches(fold(name), list(folded), n=3, cutoff=0.6)]
+    return list(dict.fromkeys([*aliased, *close]))[:3]
+
+
 def installed_benchmarks() -> list[Benchmark]:
     """The definition of every installed benchmark, sorted by name; CatalogError for a broken one."""
     out = []

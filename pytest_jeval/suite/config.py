@@ -73,7 +73,45 @@ def _temperature(value: Any) -> float | str | None:
     return float(value)
 
 
-class Defaults(_Strict):
+SAMPLING_KEYS = ("top_p", "stop", "seed", "presence_penalty", "frequency_penalty")
+"""The request parameters ``[defaults]``, ``[[models]]`` and ``[[benchmarks]]`` may set besides the temperature
+and token limit, with the same precedence (benchmark > model > defaults); unset ones are not sent."""
+
+
+class _Sampling(_Strict):
+    """The sampling parameters sent with every request (unset: not sent, the server's default)."""
+
+    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
+    """Nucleus sampling: the probability mass the tokens are drawn from (0 to 1)."""
+    stop: str | list[str] | None = None
+    """Up to 4 sequences where the endpoint stops generating (a string or a list)."""
+    seed: int | None = Field(None, ge=0)
+    """Sent as the ``seed`` of every request to the models under test (best-effort determinism where the
+    endpoint honours it); the n-th repeat of a sample sends ``seed + n - 1``. Unset: no seed is sent.
+    Not ``[run] seed`` (the subset's)."""
+    presence_penalty: float | None = Field(None, ge=-2, le=2, allow_inf_nan=False)
+    """Penalty on tokens already present (-2 to 2)."""
+    frequency_penalty: float | None = Field(None, ge=-2, le=2, allow_inf_nan=False)
+    """Penalty by how often a token already appears (-2 to 2)."""
+
+    @field_validator("stop")
+    @classmethod
+    def _stop_sequences(cls, value: str | list[str] | None) -> str | list[str] | None:
+        sequences = [value] if isinstance(value, str) else value or []
+        if value is not None and not sequences:
+            raise ValueError("stop is an empty list; leave it out to send none")
+        if len(sequences) > 4:
+            raise ValueError(f"stop takes at most 4 sequences (the OpenAI API's limit), got {len(sequences)}")
+        if any(not s for s in sequences):
+            raise ValueError("a stop sequence is empty")
+        return value
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters this table sets (the others are left to a lower table)."""
+        return {k: getattr(self, k) for k in SAMPLING_KEYS if getattr(self, k) is not None}
+
+
+class Defaults(_Sampling):
     """``[defaults]``: generation settings for every model and benchmark."""
 
     temperature: float = Field(0.0, ge=0, allow_inf_nan=False)
@@ -82,9 +120,6 @@ class Defaults(_Strict):
     """Maximum output tokens."""
     system_prompt: str | None = None
     """A system message prepended to every prompt."""
-    seed: int | None = Field(None, ge=0)
-    """Sent as the ``seed`` of every request to the models under test (best-effort determinism where the
-    endpoint honours it); the n-th repeat of a sample sends ``seed + n - 1``. Unset: no seed is sent."""
 
 
 class _Endpoint(_Strict):
@@ -196,8 +231,8 @@ class UserModel(_Endpoint):
         return _model_id(value)
 
 
-class ModelEntry(_Endpoint):
-    """``[[models]]``: one model under evaluation."""
+class ModelEntry(_Endpoint, _Sampling):
+    """``[[models]]``: one model under evaluation (its sampling parameters override ``[defaults]``)."""
 
     name: str = Field(min_length=1)
     """Model id sent to the server (must match ``GET /v1/models``)."""
@@ -257,8 +292,8 @@ def _model_id(value: str) -> str:
     return value
 
 
-class BenchmarkEntry(_Strict):
-    """``[[benchmarks]]``: one benchmark of the matrix."""
+class BenchmarkEntry(_Sampling):
+    """``[[benchmarks]]``: one benchmark of the matrix (its sampling parameters override the model's)."""
 
     name: str = Field(min_length=1)
     """A built-in benchmark key, or the name of the benchmark defined in ``module``."""
@@ -381,6 +416,9 @@ class Run(_Strict):
 
     output_dir: str = "results/"
     """Where JSONL and summary files go (a relative path is taken from the directory pytest runs in)."""
+    output_file: str | None = None
+    """The JSONL of a suite's one (benchmark, model) pair, instead of ``{benchmark}_{model}.jsonl`` (the reference's
+    ``-o FILE.jsonl``): its summary goes beside it (``{file}.summary.json``); its folder is the output directory."""
     seed: int = Field(42, ge=0)
     """Seed for the ``max_samples`` subset and option shuffles."""
     max_concurrency: int | None = Field(None, gt=0)
@@ -479,6 +517,21 @@ class Run(_Strict):
         if value not in MEMORY_POLICIES:
             raise ValueError(f"unknown memory policy {value!r}; the policies are: {', '.join(MEMORY_POLICIES)}")
         return value
+
+    @field_validator("output_file")
+    @classmethod
+    def _jsonl_file(cls, value: str | None) -> str | None:
+        if value is not None and (not value.endswith(".jsonl") or Path(value).name == ".jsonl"):
+            raise ValueError(f"output_file must name a .jsonl file, got {value!r} (a folder is output_dir)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_output_folder(self) -> Run:
+        if self.output_file is not None and "output_dir" in self.model_fields_set:
+            if os.path.normpath(self.output_dir) != os.path.normpath(Path(self.output_file).parent):
+                raise ValueError(f"output_file {self.output_file!r} lies outside output_dir {self.output_dir!r}; "
+                                 "set one of them (the file's folder is the output directory)")
+        return self
 
     @property
     def concurrency(self) -> int:

@@ -120,6 +120,8 @@ class EvalPlan:
     """The ``--jeval-set KEY=VALUE`` overrides applied to the suite file, as given."""
     judge_validation: tuple[BenchmarkEntry, list[Path]] | None = None
     """``[judge] validate``: the judge-benchmark entry of the gold set the judge must pass, and its files."""
+    output_file: Path | None = None
+    """``[run] output_file`` resolved (in :attr:`output_dir`): the one pair's JSONL, when the suite names it."""
     _samples: dict[str, tuple[list[Sample], int]] = field(default_factory=dict)
     _settings: dict[tuple[str, str], RequestSettings] = field(default_factory=dict)
 
@@ -146,7 +148,13 @@ class EvalPlan:
     def _resolve(cls, suite: Suite, path: Path, *, invocation_dir: Path, output_dir: str | None,
                  use_cache: bool) -> EvalPlan:
         """The plan of a validated suite (what ``from_file`` checks past validation)."""
-        out = Path(output_dir or suite.run.output_dir)
+        named = Path(suite.run.output_file) if suite.run.output_file else None
+        pairs = len(suite.benchmarks) * len(suite.models)
+        if named is not None and pairs != 1:
+            raise SuiteError(f"invalid suite {path}:\n  run.output_file: names the results file of one (benchmark, "
+                             f"model) pair; this suite has {pairs} pairs: give output_dir instead (each pair writes "
+                             "its own file there)")
+        out = Path(output_dir or (named.parent if named is not None else suite.run.output_dir))
         out = out if out.is_absolute() else invocation_dir / out
         cache_dir: Path | None = None
         if use_cache and suite.run.cache:
@@ -199,6 +207,7 @@ class EvalPlan:
             suite=suite,
             path=path,
             output_dir=out,
+            output_file=out / named.name if named is not None else None,
             cache_dir=cache_dir,
             benchmarks=benchmarks,
             models={m.key: m for m in suite.models},
@@ -240,6 +249,13 @@ class EvalPlan:
         if judge is not None and judge.engine == "local" and judge.model_path:
             return str(_relative(self.path, judge.model_path))
         return None
+
+    def jsonl_path(self, bench: str, model: str) -> Path:
+        """The JSONL of a (benchmark, model) pair: ``[run] output_file`` when set, else
+        ``{output_dir}/{benchmark}_{model-slug}.jsonl`` (:func:`~pytest_jeval.core.paths.jsonl_path`)."""
+        from pytest_jeval.core.paths import jsonl_path
+
+        return self.output_file if self.output_file is not None else jsonl_path(self.output_dir, bench, model)
 
     # -- samples ---------------------------------------------------------------------
     def samples(self, name: str) -> tuple[list[Sample], int]:
@@ -320,6 +336,12 @@ class EvalPlan:
         )
         return float(temperature), int(max_tokens)
 
+    def sampling(self, bench: str, model: str) -> dict[str, Any]:
+        """``top_p``, ``stop``, ``seed`` and the penalties, each by precedence benchmark > model > defaults
+        (unset everywhere: not sent)."""
+        return {**self.suite.defaults.sampling(), **self.models[model].sampling(),
+                **self.benchmarks[bench].entry.sampling()}
+
     def settings(self, bench: str, model: str) -> RequestSettings:
         """What every request of this benchmark to this model carries, adapted to what the model accepts."""
         cached = self._settings.get((bench, model))
@@ -327,6 +349,8 @@ class EvalPlan:
             return cached
         temperature, max_tokens = self.generation(bench, model)
         m = self.models[model]
+        params = self.sampling(bench, model)
+        seed = params.pop("seed", None)  # sent as seed + the request's nonce: each repeat has its own
         self._settings[(bench, model)] = settings = adapt(
             m.name,
             temperature=temperature,
@@ -335,7 +359,8 @@ class EvalPlan:
             temperature_override=m.temperature if "temperature" in m.model_fields_set else None,
             stream=m.stream,
             system_prompt=self.suite.defaults.system_prompt,
-            seed=self.suite.defaults.seed,
+            seed=seed,
+            params=params,
         )
         return settings
 
@@ -588,9 +613,13 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
                 raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].name: {exc}") from None
             mod_name = index.get(entry.name)
         if mod_name is None:
+            from pytest_jeval.suite.catalog import close_names
+
             known = ", ".join(sorted(index))
+            close = close_names(entry.name, index)
+            hint = f"did you mean {' or '.join(repr(n) for n in close)}? " if close else ""
             raise SuiteError(
-                f"invalid suite {path}:\n  benchmarks[{i}].name: unknown benchmark {entry.name!r}; "
+                f"invalid suite {path}:\n  benchmarks[{i}].name: unknown benchmark {entry.name!r}; {hint}"
                 f'known benchmarks are: {known} (or set module = "path/to/bench.py" for your own)'
             )
         try:

@@ -11,7 +11,8 @@ background thread with its own asyncio event loop, so a test can point the real
 
 Served endpoints:
 
-* ``GET /v1/models`` and ``GET /v1/models/{id}``: the ``models`` given to the server.
+* ``GET /v1/models`` and ``GET /v1/models/{id}``: the ``models`` given to the server (with
+  ``list_models=False``, an empty list: a server that lists none).
 * ``POST /v1/chat/completions``: non-streaming, or streaming as server-sent events
   (``data: {...}`` chunks ending in ``data: [DONE]``, with a final usage chunk when
   ``stream_options.include_usage`` is true). ``logprobs`` / ``top_logprobs`` are
@@ -699,6 +700,7 @@ class FakeOpenAIServer:
         openai_reasoning: bool = False,
         strict_tools: bool = True,
         system_fingerprint: str | None = None,
+        list_models: bool = True,
     ) -> None:
         if latency < 0:
             raise ValueError("latency must be >= 0")
@@ -719,6 +721,8 @@ class FakeOpenAIServer:
         self.system_fingerprint = system_fingerprint
         """The ``system_fingerprint`` of every reply (null when None) unless an :class:`Answer` names its own;
         it may be changed while the server runs (a provider changing its configuration mid-run)."""
+        self.list_models = list_models
+        """False: ``GET /v1/models`` lists no model (an empty list, as some servers answer); chat still works."""
 
         self._lock = threading.Lock()
         self._records: list[dict[str, Any]] = []
@@ -1028,7 +1032,7 @@ class FakeOpenAIServer:
             outcome = "unauthorized"
         else:
             response = self._json_response(
-                {"object": "list", "data": [self._model_json(m) for m in self.models]}
+                {"object": "list", "data": [self._model_json(m) for m in self.models] if self.list_models else []}
             )
             outcome = "models"
         self._finish_record(record, response.status, outcome, counted=False)

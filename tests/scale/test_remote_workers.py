@@ -185,10 +185,11 @@ def test_remote_run_killed_worker_and_resume_equal_a_serial_run(
 def test_path_arguments_are_a_usage_error_with_remote_workers(pytester: pytest.Pytester) -> None:
     (pytester.path / "suite.toml").write_text('[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
                                               'api_key = "x"\n[[benchmarks]]\nname = "gsm8k"\n')
-    result = pytester.runpytest_subprocess("--jeval-config", "suite.toml", "-d", "--tx", "socket=127.0.0.1:9")
+    result = pytester.runpytest_subprocess("suite.toml", "--jeval-config", "suite.toml", "-d",
+                                           "--tx", "socket=127.0.0.1:9")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*remote xdist workers (--tx socket=127.0.0.1:9) cannot be sent path arguments "
-                                 "(suite.toml)*--jeval-config=SUITE.toml*"])
+                                 "(suite.toml)*select samples with -k*"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
@@ -200,3 +201,19 @@ def test_bundled_local_model_with_a_worker_on_another_host_is_a_usage_error(pyte
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*bundled local model is served on the controller's 127.0.0.1, which the worker "
                                  "of --tx socket=192.0.2.7:8888 cannot reach*"])
+
+
+def test_the_readmes_two_argument_form_runs_on_remote_workers(
+        pytester: pytest.Pytester, project: tuple[Path, FakeOpenAIServer, list[dict[str, Any]]]) -> None:
+    """`pytest --jeval-config suite.toml` (option and value as two arguments, as the README writes it) and
+    `--junitxml out.xml` reach socket workers as one argument each: the run completes on them."""
+    path, _server, _rows = project
+    (path / "out.xml").write_text("")  # an existing file as an option's value, as on a second run
+    argv = [sys.executable, "-m", "pytest", "--jeval-config", "suite.toml", "--junitxml", "out.xml",
+            "-p", "no:cacheprovider", "-p", "no:randomly"]
+    with socket_workers(2, path.parent / "ns", shared=[path], host_env={"JEVAL_TEST_KEY": SECRET}) as workers:
+        done = subprocess.run([*argv, "-d", *_tx(workers)], cwd=path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "created: 2/2 workers" in done.stdout and "INTERNALERROR" not in done.stdout + done.stderr
+    assert len(_lines(path / "out" / "gsm8k_test-model.jsonl")) == ROWS
+    assert (path / "out.xml").read_text().count("<testcase") == ROWS

@@ -72,4 +72,8 @@ def retail_score(sample: Sample, episode: Episode) -> Score:
         "write_calls": [c.name for c in writes if c.ok],
         "write_errors": sum(1 for c in writes if not c.ok),
     }
+    why = [] if db_match else ["the final database differs from the gold one"]
+    why += [f"not said: {o}" for o in missing]
+    if why:
+        metadata["reasons"] = why
     return Score(correct=reward == 1.0, value=reward, expected=sample.target, metadata=metadata)

@@ -59,6 +59,18 @@ def deviations(sample: Sample) -> list[str]:
     return out
 
 
+def component_reasons(parts: Components, nl: dict[str, Any] | None) -> list[str]:
+    """The components of the reward that fell short, each with its reason (an early end first)."""
+    out = [f"ended early: {parts.termination}"] if parts.premature else []
+    named = {"DB": parts.db, "ACTION": parts.action, "COMMUNICATE": parts.communicate,
+             "ENV_ASSERTION": parts.env_assertion, "NL_ASSERTION": nl or {}}
+    for basis, part in named.items():
+        value = part.get("reward")
+        if basis in parts.basis and isinstance(value, (int, float)) and value < 1.0:
+            out.append(f"{basis.lower()} {value:g}: {part.get('reason') or 'no reason given'}")
+    return out
+
+
 def build_score(sample: Sample, parts: Components | None, nl: dict[str, Any] | None) -> Score:
     """The item's score from its deterministic components (None: no evaluation criteria) and NL component."""
     meta = sample.metadata
@@ -96,6 +108,9 @@ def build_score(sample: Sample, parts: Components | None, nl: dict[str, Any] | N
         unscored = None
     fields.update(reward=reward, deterministic_reward=deterministic, nl_assertion_reward=nl_reward,
                   reward_info=info)
+    why = component_reasons(parts, nl)
+    if why and reward != 1.0:
+        metadata["reasons"] = why
     if unscored is not None:
         metadata["unscored_reason"] = unscored
         return Score(correct=None, value=None, expected=sample.target, metadata=metadata, fields=fields)

@@ -245,11 +245,22 @@ def test_terminal_lite(sample: Sample, episode: Episode, score: Any) -> None:
         env.sandbox.stop()
     outcome, passed = checked.outcome, checked.passed
     tail = (outcome.stdout[-1500:] + ("\n" + outcome.stderr[-1500:] if outcome.stderr else "")).strip()
+    meta: dict[str, Any] = {"test_exit_status": outcome.returncode, "test_timed_out": outcome.timed_out,
+                            "test_reward": checked.reward, "test_reward_text": checked.reward_text,
+                            "verdict_reason": checked.reason,
+                            "test_seconds": round(outcome.seconds, 3), "test_output": tail}
+    if not passed:
+        meta["reason"] = checker_reason(checked.reason, tail)
     score(Score(correct=passed, value=1.0 if passed else 0.0, extracted=outcome.returncode, expected=0,
-                metadata={"test_exit_status": outcome.returncode, "test_timed_out": outcome.timed_out,
-                          "test_reward": checked.reward, "test_reward_text": checked.reward_text,
-                          "verdict_reason": checked.reason,
-                          "test_seconds": round(outcome.seconds, 3), "test_output": tail}))
+                metadata=meta))
+
+
+def checker_reason(verdict: str, output: str) -> str:
+    """Why the task's tests failed, in a line: the harness's verdict reason, then the last lines the checker
+    printed."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    said = " | ".join(lines[-3:])
+    return verdict + (f": {said}" if said else " (the checker printed nothing)")
 
 
 @register_scorer("terminal_tests", needs_sample=True)

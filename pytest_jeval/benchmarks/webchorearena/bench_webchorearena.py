@@ -126,7 +126,7 @@ def score_episode(sample: Sample, episode: Episode, judge: Any = None) -> Score:
                             "final_url": final_url, "stop_reason": episode.stop_reason,
                             "blocked_requests": len(env.browser.blocked), "deviations": list(ev.DEVIATIONS)}
     if episode.stop_reason != "final":
-        meta["note"] = "the episode did not end with an answer (upstream: no stop action scores 0)"
+        meta["note"] = meta["reason"] = "the episode did not end with an answer (upstream: no stop action scores 0)"
         return Score(correct=False, value=0.0, extracted=answer[:200], expected=_expected(config), metadata=meta)
     fuzzy, ua = _judges(judge)
     try:
@@ -135,6 +135,10 @@ def score_episode(sample: Sample, episode: Episode, judge: Any = None) -> Score:
         return Score(correct=None, extracted=answer[:200], expected=_expected(config),
                      metadata={**meta, "unscored_reason": str(exc)})
     meta["eval"] = details
+    short = [f"{kind} {part.get('score'):g}" for kind, part in details.items()
+             if isinstance(part, dict) and isinstance(part.get("score"), (int, float)) and part["score"] < 1.0]
+    if short:
+        meta["reason"] = "below 1: " + ", ".join(short)
     return Score(correct=value == 1.0, value=value, extracted=answer[:200], expected=_expected(config), metadata=meta)
 
 

@@ -98,8 +98,11 @@ def score_episode(sample: Sample, episode: Episode) -> Score:
     final_url = env.browser.current_url()
     state = env.apps["desk"].state
     passed, results = validate(sample.metadata["validate"], state, final_url, episode.final_text)
-    meta = {"checks": results, "final_url": final_url, "level": sample.metadata["level"],
-            "stop_reason": episode.stop_reason, "blocked_requests": len(env.browser.blocked)}
+    meta: dict[str, Any] = {"checks": results, "final_url": final_url, "level": sample.metadata["level"],
+                            "stop_reason": episode.stop_reason, "blocked_requests": len(env.browser.blocked)}
+    failed = [f"{r['type']}: {r['why']}" if r.get("why") else str(r["type"]) for r in results if not r["passed"]]
+    if failed:
+        meta["reasons"] = failed
     return Score(correct=passed, value=1.0 if passed else 0.0, extracted=f"{sum(r['passed'] for r in results)}/"
                  f"{len(results)} checks", expected=f"{len(results)} checks", metadata=meta)
 

@@ -14,10 +14,30 @@ A package adds one through the ``pytest_jeval.engines`` entry-point group
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Protocol, runtime_checkable
 
 from pytest_jeval.core.chat import ChatRequest, Endpoint, Reply
 from pytest_jeval.core.registry import Registry
+
+
+@dataclasses.dataclass(frozen=True)
+class EndpointCheck:
+    """What the session-start check found at one endpoint."""
+
+    problem: str | None = None
+    """Why the endpoint is unusable (dead, key refused), or None."""
+    models: tuple[str, ...] | None = None
+    """The model ids it lists (``GET /v1/models``); None when it lists none (or has no such route)."""
+
+
+async def check_endpoint(engine: Engine, client: Any, endpoint: Endpoint) -> EndpointCheck:
+    """``engine.check`` where the engine has one (it lists the models), else its ``preflight``."""
+    check = getattr(engine, "check", None)
+    if check is not None:
+        found: EndpointCheck = await check(client, endpoint)
+        return found
+    return EndpointCheck(problem=await engine.preflight(client, endpoint))
 
 
 @runtime_checkable
@@ -39,7 +59,9 @@ class Engine(Protocol):
         :class:`~pytest_jeval.core.chat.EndpointError` once retries are spent."""
 
     async def preflight(self, client: Any, endpoint: Endpoint) -> str | None:
-        """Why ``endpoint`` is unusable (dead, key refused), or None."""
+        """Why ``endpoint`` is unusable (dead, key refused), or None. An engine may also define
+        ``async check(client, endpoint) -> EndpointCheck``, which lists the models too (the session then
+        refuses a model the endpoint does not list)."""
 
     async def close(self, client: Any) -> None:
         """Release a client made by :meth:`make_client`."""

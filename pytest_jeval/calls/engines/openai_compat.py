@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from pytest_jeval.calls.engines import EndpointCheck
 from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError, Message, Reply, TokenLogprob, ToolCall
 
 if TYPE_CHECKING:
@@ -513,19 +514,28 @@ def _add_tool_call_delta(pieces: dict[int, dict[str, Any]], delta: Any) -> None:
             call["function"]["arguments"] += function.arguments
 
 
-async def preflight(client: AsyncOpenAI, endpoint: Endpoint) -> str | None:
-    """Check the endpoint answers at all. Returns a reason when it is dead or rejects the key."""
+async def check(client: AsyncOpenAI, endpoint: Endpoint) -> EndpointCheck:
+    """Ask ``GET /v1/models``: a problem when the endpoint is dead or rejects the key, else the model ids
+    it lists (None when it lists none or has no such route: some servers do not, and calls may still work)."""
     import openai
 
     try:
-        await client.with_options(max_retries=0, timeout=min(endpoint.timeout, 10.0)).models.list()
+        page = await client.with_options(max_retries=0, timeout=min(endpoint.timeout, 10.0)).models.list()
     except openai.APIConnectionError as exc:  # includes timeouts
-        return describe_error(exc, endpoint)
+        return EndpointCheck(problem=describe_error(exc, endpoint))
     except openai.AuthenticationError as exc:
-        return f"{endpoint.label} rejected the API key (HTTP {exc.status_code})"
+        return EndpointCheck(problem=f"{endpoint.label} rejected the API key (HTTP {exc.status_code})")
     except openai.APIStatusError:
-        return None  # some servers do not implement /models; calls may still work
-    return None
+        return EndpointCheck()
+    except (ValueError, TypeError):  # a reply that is not a model list
+        return EndpointCheck()
+    ids = tuple(str(m.id) for m in (getattr(page, "data", None) or []) if getattr(m, "id", None))
+    return EndpointCheck(models=ids or None)
+
+
+async def preflight(client: AsyncOpenAI, endpoint: Endpoint) -> str | None:
+    """Check the endpoint answers at all. Returns a reason when it is dead or rejects the key."""
+    return (await check(client, endpoint)).problem
 
 
 class OpenAICompatible:
@@ -553,6 +563,10 @@ class OpenAICompatible:
     async def preflight(self, client: AsyncOpenAI, endpoint: Endpoint) -> str | None:
         """:func:`preflight`."""
         return await preflight(client, endpoint)
+
+    async def check(self, client: AsyncOpenAI, endpoint: Endpoint) -> EndpointCheck:
+        """:func:`check`."""
+        return await check(client, endpoint)
 
     async def close(self, client: AsyncOpenAI) -> None:
         """Close the client's connections."""
