@@ -15,6 +15,7 @@ from pytest_jeval.testing.openai_server import FakeOpenAIServer
 #: The benchmark module the tests run: own tools plus two built-ins, scored on the final text.
 AGENT_BENCH = '''
 import asyncio
+from pathlib import Path
 
 from pytest_jeval import Benchmark, Sample
 from pytest_jeval.agents import AgentSpec, ToolError, tool
@@ -33,6 +34,9 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+SLOW_LOG = Path(__file__).with_name("slow_add.log")
+
+
 @tool(parallel_safe=True)
 async def slow_add(a: int, b: int) -> int:
     """Add, slowly.
@@ -41,7 +45,11 @@ async def slow_add(a: int, b: int) -> int:
         a: The first.
         b: The second.
     """
-    await asyncio.sleep(1.0)
+    with SLOW_LOG.open("a") as log:  # when each call starts and ends, in order
+        log.write(f"start {a}\\n")
+    await asyncio.sleep(0.3)
+    with SLOW_LOG.open("a") as log:
+        log.write(f"end {a}\\n")
     return a + b
 
 
@@ -128,6 +136,11 @@ class AgentProject:
     def trajectories(self) -> dict[str, dict[str, Any]]:
         path = self.pytester.path / "out" / "agentic_agent-model.jsonl.trajectories.jsonl"
         return {r["record_id"]: r for r in map(json.loads, path.read_text().splitlines())}
+
+    def slow_log(self) -> list[str]:
+        """The ``slow_add`` calls' starts and ends, in the order they happened (``["start 1", ...]``)."""
+        path = self.pytester.path / "slow_add.log"
+        return path.read_text().splitlines() if path.exists() else []
 
     def summary(self) -> dict[str, Any]:
         path = self.pytester.path / "out" / "agentic_agent-model.jsonl.summary.json"

@@ -15,7 +15,6 @@ import os
 import pickle
 import textwrap
 import threading
-import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -198,12 +197,16 @@ def test_extract_code_rules() -> None:
 def test_run_jobs_bounds_parallelism_and_stops_at_first_failure() -> None:
     lock = threading.Lock()
     running = {"now": 0, "max": 0}
+    full = threading.Event()  # set once as many jobs run at once as the bound allows
+    bound = [3]
 
     def job(i: int) -> int:
         with lock:
             running["now"] += 1
             running["max"] = max(running["max"], running["now"])
-        time.sleep(0.05)
+            if running["now"] >= bound[0]:
+                full.set()
+        full.wait(timeout=60)  # the first jobs wait for each other: they overlap however slow the machine
         with lock:
             running["now"] -= 1
         return i
@@ -211,9 +214,26 @@ def test_run_jobs_bounds_parallelism_and_stops_at_first_failure() -> None:
     assert run_jobs([functools.partial(job, i) for i in range(8)], workers=3) == list(range(8))
     assert running["max"] == 3
     running["max"] = 0
-    results = run_jobs([functools.partial(job, i) for i in range(8)], workers=2, stop=lambda r: r == 1)
+    # job 1 stops the run; job 0 ends only after that verdict, so nothing can start in between
+    stopped = threading.Event()
+
+    def stop(result: int) -> bool:
+        if result == 1:
+            stopped.set()
+        return result == 1
+
+    def first(i: int) -> int:
+        if i == 0:
+            stopped.wait(timeout=60)
+        return i
+
+    results = run_jobs([functools.partial(first, i) for i in range(8)], workers=2, stop=stop)
     assert results[:2] == [0, 1] and results.count(None) >= 4  # later jobs were not run
-    assert running["max"] <= 2
+    full.clear()
+    bound[0] = 2
+    running["max"] = 0
+    run_jobs([functools.partial(job, i) for i in range(8)], workers=2)
+    assert running["max"] == 2
 
 
 def test_exec_workers_follows_the_suite() -> None:

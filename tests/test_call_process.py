@@ -19,7 +19,8 @@ import openai
 import openai.resources.chat  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
-from conftest import SECRET, GsmScript, chat_requests, gsm_rows
+from conftest import SECRET, TEST_DATA, GsmScript, chat_requests, gsm_rows
+from holds_support import HoldUntilConcurrent
 from pydantic import SecretStr
 
 from pytest_jeval.calls.callproc import ProcessCallScheduler
@@ -94,14 +95,15 @@ def project(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.Monk
 def test_process_executor_records_match_the_thread_ones(project: Project) -> None:
     script = GsmScript(project.rows, wrong={4, 11}, garbage={7})
     project.pytester.makeconftest(REPORT_EXECUTOR)
-    with FakeOpenAIServer(script, api_key=SECRET, latency=0.2) as server:
+    with FakeOpenAIServer(script, api_key=SECRET, latency=0.05) as server:
         thread = project.pytester.runpytest("--jeval-config", str(project.suite(server, "thread", "thread")))
         thread.assert_outcomes(passed=27, failed=3)
         assert json.loads((project.pytester.path / "executor.json").read_text())["scheduler"] == "CallScheduler"
-        before = server.request_count
+        server.reset_stats()
+        server.responder = HoldUntilConcurrent(script, 8)  # the first 8 overlap, however slow the machine
         process = project.pytester.runpytest("--jeval-config", str(project.suite(server, "process", "process")))
         process.assert_outcomes(passed=27, failed=3)
-        assert server.request_count - before == 30  # one request per sample, none repeated
+        assert server.request_count == 30  # one request per sample, none repeated
         assert server.max_in_flight == 8  # the bound holds in the helper process too
     where = json.loads((project.pytester.path / "executor.json").read_text())
     assert where["scheduler"] == "ProcessCallScheduler" and where["child"] not in (None, where["me"])
@@ -113,18 +115,23 @@ def test_process_executor_records_match_the_thread_ones(project: Project) -> Non
 
 def test_xdist_workers_each_run_a_call_process(project: Project) -> None:
     """With -n W, up to W x max_concurrency requests are in flight: each worker has its own helper."""
+    # 40 rows: xdist's first chunk gives each worker 5 items, enough to keep its helper's 4 requests in flight
+    project = Project(project.pytester, gsm_rows(TEST_DATA, 40))
     script = GsmScript(project.rows, wrong={2}, garbage={20})
-    with FakeOpenAIServer(script, api_key=SECRET, latency=0.3) as server:
+    with FakeOpenAIServer(script, api_key=SECRET, latency=0.05) as server:
         serial = project.pytester.runpytest("--jeval-config", str(project.suite(server, "serial", "thread", 4)))
-        serial.assert_outcomes(passed=28, failed=2)
+        serial.assert_outcomes(passed=38, failed=2)
         server.reset_stats()
+        # the first requests wait until 5 are in flight: more than one process's 4, so both workers' helpers
+        # are sending at once, however unevenly the workers start
+        server.responder = HoldUntilConcurrent(script, 5)
         result = project.pytester.runpytest(
             "--jeval-config", str(project.suite(server, "xdist", "process", 4)), "-n", "2")
-        result.assert_outcomes(passed=28, failed=2)
-        assert server.request_count == 30
+        result.assert_outcomes(passed=38, failed=2)
+        assert server.request_count == 40
         assert 4 < server.max_in_flight <= 8  # each worker's helper keeps its own 4 in flight
     # the summary's peak is the busiest worker's
-    result.stdout.fnmatch_lines(["calls: 30 sent, 0 from cache, 0 retries, peak 4 in flight, *, "
+    result.stdout.fnmatch_lines(["calls: 40 sent, 0 from cache, 0 retries, peak 4 in flight, *, "
                                  "HTTP client in 2 call processes"])
     assert project.records("xdist") == project.records("serial")
 

@@ -1,6 +1,7 @@
 """One pytest process keeps many requests in flight, bounded by max_concurrency, and still
 reports items one by one in pytest's order. No assertion here depends on timings: the
-server counts what was in flight at once."""
+server counts what was in flight at once, and holds the first requests until as many as the bound
+allows are in flight (``HoldUntilConcurrent``), so they overlap however slow the machine is."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import openai.resources.chat  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
 from conftest import SECRET, GsmScript, chat_requests, gsm_rows
+from holds_support import HoldUntilConcurrent
 
 from pytest_jeval.testing.openai_server import Answer, FakeOpenAIServer, last_user_message
 
@@ -67,7 +69,7 @@ def project_with(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest
 def test_max_concurrency_bounds_the_requests_in_flight(pytester: pytest.Pytester, test_data: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     p = project_with(pytester, test_data, monkeypatch, 50)
-    with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.3) as server:  # unlimited slots
+    with FakeOpenAIServer(HoldUntilConcurrent(GsmScript(p.rows), 8), api_key=SECRET, latency=0.05) as server:
         result = pytester.runpytest("--jeval-config", str(p.suite(server, run="max_concurrency = 8")))
         result.assert_outcomes(passed=50)
         assert server.request_count == 50  # one request per sample, none repeated
@@ -79,7 +81,7 @@ def test_max_concurrency_bounds_the_requests_in_flight(pytester: pytest.Pytester
 def test_model_max_concurrency_overrides_run(pytester: pytest.Pytester, test_data: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     p = project_with(pytester, test_data, monkeypatch, 12)
-    with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.2) as server:
+    with FakeOpenAIServer(HoldUntilConcurrent(GsmScript(p.rows), 3), api_key=SECRET, latency=0.05) as server:
         suite = p.suite(server, run="max_concurrency = 8", model="max_concurrency = 3")
         pytester.runpytest("--jeval-config", str(suite)).assert_outcomes(passed=12)
         assert server.max_in_flight == 3
@@ -89,7 +91,7 @@ def test_model_max_concurrency_overrides_run(pytester: pytest.Pytester, test_dat
 def test_default_concurrency_is_32(pytester: pytest.Pytester, test_data: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     p = project_with(pytester, test_data, monkeypatch, 40)
-    with FakeOpenAIServer(GsmScript(p.rows), api_key=SECRET, latency=0.5) as server:
+    with FakeOpenAIServer(HoldUntilConcurrent(GsmScript(p.rows), 32), api_key=SECRET, latency=0.05) as server:
         pytester.runpytest("--jeval-config", str(p.suite(server))).assert_outcomes(passed=40)
         assert server.max_in_flight == 32
 
@@ -108,7 +110,8 @@ def test_items_report_in_collection_order(pytester: pytest.Pytester, test_data: 
         i = next(i for i, r in enumerate(p.rows) if r["question"] in text)
         return Answer(script.reply(i), delay=0.02 * (n - i))
 
-    with FakeOpenAIServer(later_rows_answer_first, api_key=SECRET) as server:
+    # the first 16 are answered together, so the delays alone decide the order they finish in
+    with FakeOpenAIServer(HoldUntilConcurrent(later_rows_answer_first, 16), api_key=SECRET) as server:
         suite = p.suite(server, run="max_concurrency = 16")
         collected = pytester.runpytest("--jeval-config", str(suite), "--collect-only", "-q", "-p", "no:randomly")
         result = pytester.runpytest("--jeval-config", str(suite), "-v", "-p", "no:randomly")
@@ -168,7 +171,8 @@ def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, test_da
             return "yes"
         return script(body, attempt)
 
-    with FakeOpenAIServer(respond, api_key=SECRET, latency=0.2, models=("test-model", "judge-model")) as server:
+    with FakeOpenAIServer(HoldUntilConcurrent(respond, 4), api_key=SECRET, latency=0.2,
+                          models=("test-model", "judge-model")) as server:
         head = f'[judge]\nmodel = "judge-model"\nbase_url = "{server.base_url}"\napi_key_env = "JEVAL_TEST_KEY"\n'
         suite = p.suite(server, run=f'max_concurrency = 4\ncall_executor = "{executor}"', head=head, bench="judged",
                         bench_extra='module = "bench_judged.py"')

@@ -10,6 +10,7 @@ from typing import Any
 import openai  # noqa: F401  (loaded once: pytester's in-process runs drop the modules they import)
 import pytest
 from endpoints_support import ROWS, MiniProject, respond
+from holds_support import HoldUntilConcurrent
 from pydantic import SecretStr
 
 from pytest_jeval.calls.client import ModelClient
@@ -169,8 +170,9 @@ def test_prefetched_request_equals_the_fixture_request(project: MiniProject, mod
 
 
 def test_prefetch_sends_requests_with_stop_ahead(pytester: pytest.Pytester) -> None:
-    # With a 0.3 s latency, the items' calls overlap only when they were sent ahead of time.
-    with FakeOpenAIServer(respond, latency=0.3) as server:
+    # The server holds the first requests until all of them are in flight: that happens only when they
+    # were sent ahead of time (items calling one by one would keep one in flight, and give up waiting).
+    with FakeOpenAIServer(HoldUntilConcurrent(respond, len(ROWS)), latency=0.05) as server:
         project = MiniProject(pytester, server)
         suite = project.write(options='{"stop": ["\\n\\n"]}')
         result = pytester.runpytest("--jeval-config", str(suite))

@@ -74,18 +74,17 @@ def test_a_rerun_replays_the_proxied_turns_from_the_cache(project: ExternalProje
     assert rec["cached"] is True and rec["model_answer"] == "42" and rec["turn_count"] == 2
 
 
-def test_a_hanging_agent_is_killed_at_the_time_limit_and_a_daemon_does_not_survive(project: ExternalProject) -> None:
-    project.write({"ext_hang": fake_agent_command("hang", project.marker),
-                   "ext_daemon": fake_agent_command("daemon", project.marker)}, model=KEY,
-                  run="episode_timeout = 8\ncache = false")  # room for the daemon's start on a loaded machine
+def test_a_hanging_agent_is_killed_at_the_time_limit(project: ExternalProject) -> None:
+    project.write({"ext_hang": fake_agent_command("hang", project.marker)}, model=KEY,
+                  run="episode_timeout = 8\ncache = false")  # room for its one turn on a loaded machine
     result = project.run()
-    result.assert_outcomes(passed=2, failed=2)  # the daemon agent answers; the hanging one has no answer
+    result.assert_outcomes(failed=2)  # the hanging agent has no answer
     assert survivors(project.marker) == []
     for rec in project.records("ext_hang").values():
         assert rec["agent"]["stop_reason"] == "time_limit" and rec["error"] is None and rec["is_correct"] is False
         assert rec["turn_count"] == 1  # its one proxied turn is kept
     ext = project.trajectories("ext_hang")["mul"]["external"]
-    assert ext["timed_out"] is True and ext["exit_status"] != 0 and 8 <= ext["seconds"] < 16
+    assert ext["timed_out"] is True and ext["exit_status"] != 0 and 8 <= ext["seconds"] < 60  # killed at the limit, long before the hour-long sleep ends
     daemon = project.trajectories("ext_daemon")["mul"]["external"]
     # in its sandbox the daemon dies with the agent; without one the sweep finds and kills it
     assert daemon["exit_status"] == 0 and daemon["survivors"] == (0 if daemon["containment"] == "bwrap" else 1)
@@ -132,13 +131,19 @@ def test_an_agent_writing_outside_its_workspace_is_contained(project: ExternalPr
     result.assert_outcomes(errors=len(records))
 
 
-def test_an_agent_looking_for_the_real_key_finds_nothing(project: ExternalProject) -> None:
+def test_an_agent_looking_for_the_real_key_finds_nothing_and_a_daemon_does_not_survive(
+        project: ExternalProject) -> None:
     needle = hashlib.sha256(SECRET.encode()).hexdigest()
-    project.write({"ext_plain": fake_agent_command("normal", project.marker),
+    project.write({"ext_daemon": fake_agent_command("daemon", project.marker),
                    "ext_steal": fake_agent_command("steal", project.marker, "--needle-sha256", needle)},
                   model=KEY)
     result = project.run("--junitxml=junit.xml")
     result.assert_outcomes(passed=2, failed=2)  # the key was used (the strict server demands it) ...
+    # the daemon agent answers; in a PID namespace its daemon dies with it, without one the sweep kills it
+    assert survivors(project.marker) == []
+    daemon = project.trajectories("ext_daemon")["mul"]["external"]
+    assert daemon["exit_status"] == 0 and daemon["survivors"] == (0 if daemon["containment"] == "pidns" else 1)
+    assert {r["model_answer"] for r in project.records("ext_daemon").values()} == {"42", "23"}
     for traj in project.trajectories("ext_steal").values():
         stdout = traj["external"]["stdout"]
         sources = int(stdout.split("sources=")[1].split()[0])

@@ -345,14 +345,15 @@ def test_strict_tools_refuses(strict_server: FakeOpenAIServer, case: str) -> Non
 
 def test_strict_checks_come_before_a_slot(make_server: MakeServer) -> None:
     """A refused request never waits for the (busy) slot, like the other body checks."""
-    server = make_server(lambda body, attempt: "x", latency=30.0, slots=1)
+    server = make_server(lambda body, attempt: "x", latency=600.0, slots=1)  # the slot stays busy
     following, tools, _, _, _ = STRICT_CASES["unknown-tool-call-id"]
-    with openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0, timeout=60) as client:
+    with openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0, timeout=700) as client:
         threading.Thread(target=lambda: _ignore(client, [user("busy")]), daemon=True).start()
         _wait_for(lambda: server.in_flight == 1)
+        # answered (not timed out) long before the busy slot could free up
         with pytest.raises(openai.BadRequestError, match="preceeding"):
             client.chat.completions.create(model="m", messages=[user("go"), *following], tools=tools,
-                                           timeout=5)
+                                           timeout=60)
 
 
 def _ignore(client: openai.OpenAI, messages: list[dict[str, Any]]) -> None:
@@ -362,7 +363,7 @@ def _ignore(client: openai.OpenAI, messages: list[dict[str, Any]]) -> None:
         pass  # cut off when the server stops at teardown
 
 
-def _wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+def _wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -429,13 +430,13 @@ def _cli(*args: str) -> subprocess.Popen[str]:
 def _serve_and_run(args: list[str], body: Callable[[openai.OpenAI], None]) -> dict[str, Any]:
     with _cli(*args) as proc:
         try:
-            ready = _readline(proc, timeout=20)
+            ready = _readline(proc, timeout=60)
             match = re.fullmatch(r"READY (http://127\.0\.0\.1:\d+/v1)\n", ready)
             assert match, ready
             with openai.OpenAI(base_url=match.group(1), api_key="k", max_retries=0) as client:
                 body(client)
             proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=20)
+            out, err = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -480,6 +481,6 @@ def test_cli_default_answer_without_answers_file() -> None:
 
 def test_cli_refuses_zero_tool_turns() -> None:
     with _cli("--tool-turns", "0") as proc:
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "--tool-turns must be >= 1, not 0" in err

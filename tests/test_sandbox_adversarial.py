@@ -436,13 +436,13 @@ def test_sandbox_dies_with_the_runner(
     proc = pytester.popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_sleeper.py"],
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while len(_token_processes(token)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(_token_processes(token)) == 2, "the sandboxed sleepers never started"
         proc.send_signal(getattr(signal, signame))
-        proc.wait(timeout=10)
-        deadline = time.monotonic() + 2
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30  # the sleepers would live for hours
         while _token_processes(token) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _token_processes(token) == []

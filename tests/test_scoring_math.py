@@ -138,7 +138,7 @@ def test_symbolic_time_bound_kills_a_stuck_worker(tmp_path: pathlib.Path, monkey
     with ThreadPoolExecutor(max_workers=1) as ex:
         outcome = ex.submit(pool.compare, "x", "y", 1.0).result()
     assert outcome == "timeout"
-    assert time.monotonic() - start < 10  # start-up plus the 1 s bound, not an hour
+    assert time.monotonic() - start < 60  # start-up plus the 1 s bound, not the hour the worker sleeps
     assert pool.idle == []  # the stuck worker was killed, not reused
 
 

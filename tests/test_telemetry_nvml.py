@@ -6,7 +6,6 @@ import itertools
 import math
 import subprocess
 import sys
-import time
 import types
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
@@ -304,22 +303,59 @@ def test_no_devices(install: Callable[..., FakeNvml]) -> None:
     assert fake.shutdowns == fake.inits == 1
 
 
+class SteppedTime:
+    """The sampler thread's clock and its stop event, in lock step: waiting ``t`` seconds moves the clock
+    by ``t`` at once. After ``lose_at`` waits the fake's device 1 is lost; after ``stop_at`` the thread is
+    told to stop. The thread then runs its real loop, with no dependence on how fast the machine is."""
+
+    def __init__(self, fake: FakeNvml, lose_at: int, stop_at: int) -> None:
+        self.fake, self.lose_at, self.stop_at = fake, lose_at, stop_at
+        self.now = 0.0
+        self.waits: list[float] = []
+        self.stopped = False
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def wait(self, timeout: float | None = None) -> bool:
+        assert timeout is not None and timeout >= 0
+        self.waits.append(timeout)
+        self.now += timeout
+        if len(self.waits) == self.lose_at:
+            self.fake.gpus[1].lost_at = -1.0  # every query on device 1 fails from now on
+        return self.stopped or len(self.waits) >= self.stop_at
+
+    def set(self) -> None:
+        self.stopped = True
+
+    def is_set(self) -> bool:
+        return self.stopped
+
+
 def test_background_thread_polls_and_survives_a_lost_gpu(
-    install: Callable[..., FakeNvml],
+    install: Callable[..., FakeNvml], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import pytest_jeval.telemetry.nvml as nvml_module
+
     fake = install(counter_gpu(), power_only_gpu())
     fake.now = 0.0
-    sampler = GpuSampler(interval=0.005, clock=time.perf_counter, environ={})
+    stepped = SteppedTime(fake, lose_at=10, stop_at=20)
+    monkeypatch.setattr(nvml_module, "time", types.SimpleNamespace(perf_counter=stepped.perf_counter))
+    sampler = GpuSampler(interval=0.005, clock=stepped.perf_counter, environ={})
+    sampler._stop_event = stepped  # type: ignore[assignment]
     assert sampler.start()
-    time.sleep(0.1)
-    fake.gpus[1].lost_at = -1.0  # every query on device 1 fails from now on
-    time.sleep(0.05)
+    assert sampler._thread is not None
+    sampler._thread.join(timeout=60)  # the thread stops itself after stop_at waits
+    assert not sampler._thread.is_alive()
     sampler.stop()
+    # the thread waited one interval between polls, on a fixed grid: no drift, no burst, no busy loop
+    assert stepped.waits == pytest.approx([0.005] * 20)
     series = sampler.samples(0)
-    assert len(series) >= 10
-    gaps = [b.t - a.t for a, b in itertools.pairwise(series)]
-    assert min(gaps) > 0 and sorted(gaps)[len(gaps) // 2] < 0.05
-    assert sampler.measured_devices[1].failed_at is not None
+    assert len(series) == 21  # the first at start, one per wait until the thread stops, the last at stop()
+    assert [b.t - a.t for a, b in itertools.pairwise(series)] == pytest.approx([0.005] * 20)
+    # device 1 was measured until it was lost, then dropped; device 0 went on
+    assert len(sampler.samples(1)) == 10
+    assert sampler.measured_devices[1].failed_at == pytest.approx(10 * 0.005)
     assert fake.shutdowns == 1
     sampler.stop()  # idempotent
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import JevalProject
+from holds_support import HoldUntilConcurrent
 from test_telemetry_nvml import FakeGpu, FakeNvml
 
 WATTS = 300.0
@@ -32,10 +33,25 @@ class LiveNvml(FakeNvml):
 
 def _energy_run(p: JevalProject, *args: str) -> tuple[list[dict[str, Any]], dict[str, Any], Any]:
     p.server.latency = 0.2
+    # the first four calls are answered together: they overlap, however slow the machine
+    p.server.responder = HoldUntilConcurrent(p.script, 4)
     suite = p.suite(extra_run="max_concurrency = 4\ncache = false")
     result = p.pytester.runpytest("--jeval-config", str(suite), "--jeval-energy", *args)
     aggregate = json.loads((p.pytester.path / "out" / "summary.json").read_text())
     return p.records(), aggregate, result
+
+
+def _covered(windows: list[list[float]], others: list[list[float]]) -> float:
+    """Seconds of ``windows`` during which at least one of ``others`` was open too."""
+    total = 0.0
+    for t0, t1 in windows:
+        cuts = sorted((max(t0, a), min(t1, b)) for a, b in others if a < t1 and b > t0)
+        end = t0
+        for a, b in cuts:
+            if b > end:
+                total += b - max(a, end)
+                end = b
+    return total
 
 
 def test_energy_is_shared_among_concurrent_calls(jeval_project: JevalProject, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -51,14 +67,18 @@ def test_energy_is_shared_among_concurrent_calls(jeval_project: JevalProject, mo
     assert {r["record_id"] for r in records if r["energy_joules"] is None} == {"gsm8k-3"}
     # conserved: per-sample energy sums to the attributed energy within 1%
     assert sum(r["energy_joules"] for r in measured) == pytest.approx(attributed, rel=0.01)
-    # calls overlapped, so no sample may be charged the full 300 W for its whole window
-    overlapped = 0
+    # no sample is charged more than the full 300 W for its whole window, and a sample whose calls
+    # overlapped others' for most of their time is charged a share of it
+    shared = 0
     for r in measured:
         duration = sum(t1 - t0 for t0, t1 in r["call_windows"])
         assert r["energy_joules"] <= WATTS * duration * 1.05
         assert r["power_watts"] == pytest.approx(r["energy_joules"] / duration)
-        overlapped += r["energy_joules"] < WATTS * duration * 0.9
-    assert overlapped >= 5
+        others = [w for o in measured if o is not r for w in o["call_windows"]]
+        if _covered(r["call_windows"], others) >= 0.9 * duration:
+            assert r["energy_joules"] < WATTS * duration * 0.9, r["record_id"]
+            shared += 1
+    assert shared >= 3  # at least the three calls that joined the first held one
     ok = next(r for r in records if r["record_id"] == "gsm8k-0")
     assert ok["ipj"] == pytest.approx(1.0 / ok["energy_joules"]) and ok["ipw"] == pytest.approx(1.0 / ok["power_watts"])
     wrong = next(r for r in records if r["record_id"] == "gsm8k-1")

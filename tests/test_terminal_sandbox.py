@@ -39,14 +39,14 @@ def box(tmp_path: Path) -> Iterator[Sandbox]:
 
 
 def test_files_are_copied_in_and_state_persists_across_execs(box: Sandbox) -> None:
-    first = box.exec("pwd; cat data.txt; ./sub/run.sh; echo kept > /app/new.txt; echo t > /tmp/t; cd /tmp", timeout=10)
+    first = box.exec("pwd; cat data.txt; ./sub/run.sh; echo kept > /app/new.txt; echo t > /tmp/t; cd /tmp", timeout=60)
     assert (first.returncode, first.stdout.split()) == (0, ["/app", "hello", "ran"])
-    second = box.exec("pwd; cat new.txt /tmp/t; echo $HOME; id -u", timeout=10)
+    second = box.exec("pwd; cat new.txt /tmp/t; echo $HOME; id -u", timeout=60)
     assert second.stdout.split() == ["/app", "kept", "t", "/tmp", "65534"]
 
 
 def test_exit_status_and_streams_are_reported(box: Sandbox) -> None:
-    out = box.exec("echo out; echo err >&2; exit 3", timeout=10)
+    out = box.exec("echo out; echo err >&2; exit 3", timeout=60)
     assert (out.returncode, out.stdout, out.stderr, out.timed_out) == (3, "out\n", "err\n", False)
 
 
@@ -55,7 +55,7 @@ def test_the_sandbox_has_no_network(box: Sandbox) -> None:
              "s = socket.socket()\ns.settimeout(3)\n"
              "try:\n    s.connect(('1.1.1.1', 80))\n    print('connected')\n"
              "except OSError as e:\n    print('refused', e.errno)\n")
-    out = box.exec("python3 -", timeout=20, stdin=probe)
+    out = box.exec("python3 -", timeout=60, stdin=probe)
     assert out.stdout.splitlines()[0] == "['lo']", out
     assert out.stdout.splitlines()[1].startswith("refused"), out
 
@@ -66,7 +66,7 @@ def test_only_app_and_tmp_are_writable_and_the_host_is_not_visible(box: Sandbox,
     script = ";".join(f"(touch {p} 2>/dev/null && echo W:{p} || echo R:{p})"
                       for p in ("/app/a", "/tmp/b", "/etc/x", "/usr/x", "/x", "/root/x", "/var/x", "/var/tmp/x", "/tests/x",
                                 "/dev/shm/y"))
-    out = box.exec(script + f"; test -e {marker} && echo SEEN || echo hidden", timeout=10)
+    out = box.exec(script + f"; test -e {marker} && echo SEEN || echo hidden", timeout=60)
     assert out.stdout.split() == ["W:/app/a", "W:/tmp/b", "R:/etc/x", "R:/usr/x", "R:/x", "R:/root/x", "R:/var/x",
                                   "R:/var/tmp/x", "R:/tests/x", "W:/dev/shm/y", "hidden"]
     assert not os.path.exists("/etc/x") and not os.path.exists("/x")
@@ -89,21 +89,25 @@ def test_a_hanging_command_and_its_daemons_are_killed(box: Sandbox) -> None:
     start = time.monotonic()
     out = box.exec("echo started; (setsid nohup sleep 7391 >/dev/null 2>&1 &); sleep 7392", timeout=1.5)
     assert out.timed_out and out.stdout == "started\n"
-    assert time.monotonic() - start < 10
-    deadline = time.monotonic() + 5
-    while (_processes_named("sleep 739")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _processes_named("sleep 739") == []
+    assert time.monotonic() - start < 60  # killed at the 1.5 s bound, not after the two-hour sleeps
+    assert _gone("sleep 739")  # the command and its daemon
     # a daemon started by a command that returns in time dies with it too
-    quick = box.exec("(setsid nohup sleep 7393 >/dev/null 2>&1 &); echo back", timeout=10)
+    quick = box.exec("(setsid nohup sleep 7393 >/dev/null 2>&1 &); echo back", timeout=60)
     assert quick.stdout == "back\n" and not quick.timed_out
-    time.sleep(0.2)
-    assert _processes_named("sleep 7393") == []
-    assert box.exec("echo still usable", timeout=10).stdout == "still usable\n"
+    assert _gone("sleep 7393")
+    assert box.exec("echo still usable", timeout=60).stdout == "still usable\n"
+
+
+def _gone(word: str) -> bool:
+    """Whether the processes named ``word`` are gone within 30 s (they would sleep for two hours)."""
+    deadline = time.monotonic() + 30
+    while _processes_named(word) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _processes_named(word) == []
 
 
 def test_copy_in_and_out_stay_inside_the_writable_parts(box: Sandbox, tmp_path: Path) -> None:
-    box.exec("printf result > /app/out.txt; ln -s /etc/passwd /app/link", timeout=10)
+    box.exec("printf result > /app/out.txt; ln -s /etc/passwd /app/link", timeout=60)
     box.copy_out("/app/out.txt", tmp_path / "got.txt")
     assert (tmp_path / "got.txt").read_text() == "result"
     with pytest.raises(OSError):
@@ -159,7 +163,7 @@ def test_building_without_mmdebstrap_says_how_to_install_it(tmp_path: Path, monk
 def test_the_environment_is_scrubbed_and_only_the_commands_processes_are_visible(
         box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-terminal-test-SECRET-0001")
-    out = box.exec("env | cut -d= -f1 | sort | tr '\\n' ' '; echo; ls /proc | grep -c '^[0-9]'", timeout=10)
+    out = box.exec("env | cut -d= -f1 | sort | tr '\\n' ' '; echo; ls /proc | grep -c '^[0-9]'", timeout=60)
     names, count = out.stdout.splitlines()
     assert names.split() == ["HOME", "LANG", "PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "USER", "_"]
     assert int(count) <= 6  # bwrap's init, bash and the pipeline: a PID namespace of its own

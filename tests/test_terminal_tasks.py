@@ -71,7 +71,7 @@ def test_solve_passes_and_doing_nothing_fails(task_id: str) -> None:
 def test_the_agent_cannot_see_the_tests_or_the_setup_script() -> None:
     env = bench.environment(sample_of(TASKS_DIR / "git-restore-file"), Path("."))
     try:
-        seen = env.sandbox.exec("ls -A /app; ls -A /tests; ls -A /logs; echo end", timeout=10)
+        seen = env.sandbox.exec("ls -A /app; ls -A /tests; ls -A /logs; echo end", timeout=60)
     finally:
         env.sandbox.stop()
     assert seen.stdout.split() == ["repo", "end"]  # setup.sh ran and was removed; no tests yet

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from holds_support import HoldAfter
 from results_support import KEY, MODELS, Project, Script, project, snapshot  # noqa: F401
 
 from pytest_jeval.calls.cache import ResponseCache
@@ -49,7 +50,9 @@ def test_second_run_stops_before_any_request_and_a_stale_lock_is_taken_over(
         project: Project, second_server: FakeOpenAIServer) -> None:
     p = project
     p.suite(rows=40, run="max_concurrency = 1")
-    p.server.latency = 0.2
+    # one answer, then the server holds every request: the first run is still writing when the second
+    # starts, however slow the machine (it is killed below)
+    p.server.responder = HoldAfter(p.script, 1)
     cmd = [sys.executable, "-m", "pytest", "--jeval-config", "suite.toml", "-q", "-p", "no:cacheprovider"]
     first = subprocess.Popen(cmd, cwd=p.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -67,7 +70,7 @@ def test_second_run_stops_before_any_request_and_a_stale_lock_is_taken_over(
         first.kill()
         first.wait()
     assert (p.path / "out" / ".jeval.lock").is_file()  # left by the killed run
-    p.server.latency = 0.0
+    p.server.responder = p.script
     result = p.run()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"*took over the lock of an earlier run that is no longer running (pid {first.pid} *"])

@@ -81,7 +81,9 @@ def _problems(message: str, origins: dict[str, str]) -> list[str]:
     out = []
     for line in lines:
         for text, option in origins.items():
-            line = line.replace(f"(from --jeval-set {text})", f"(from {option})")
+            key = text.split("=", 1)[0]  # a message names an override by its key (its value never repeated)
+            for said in (f"(from --jeval-set {text})", f"(from --jeval-set {key}=…)"):
+                line = line.replace(said, f"(from {option})")
         out.append(line)
     return list(dict.fromkeys(out))
 

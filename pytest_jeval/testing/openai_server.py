@@ -11,7 +11,8 @@ background thread with its own asyncio event loop, so a test can point the real
 
 Served endpoints:
 
-* ``GET /v1/models`` and ``GET /v1/models/{id}``: the ``models`` given to the server (with
+* ``GET /v1/models`` and ``GET /v1/models/{id}``: the ``models`` given to the server (none given: any
+  model is served and none is listed; with
   ``list_models=False``, an empty list: a server that lists none).
 * ``POST /v1/chat/completions``: non-streaming, or streaming as server-sent events
   (``data: {...}`` chunks ending in ``data: [DONE]``, with a final usage chunk when
@@ -695,7 +696,7 @@ class FakeOpenAIServer:
         latency: float = 0.0,
         slots: int | None = None,
         api_key: str | None = None,
-        models: Sequence[str] = ("test-model",),
+        models: Sequence[str] | None = None,
         port: int = 0,
         openai_reasoning: bool = False,
         strict_tools: bool = True,
@@ -706,13 +707,17 @@ class FakeOpenAIServer:
             raise ValueError("latency must be >= 0")
         if slots is not None and slots < 1:
             raise ValueError("slots must be >= 1 or None")
-        if not models:
-            raise ValueError("models must not be empty")
+        if models is not None and not models:
+            raise ValueError("models must not be empty (None: any model)")
         self.responder: Responder = responder if responder is not None else default_responder
         self.latency = float(latency)
         self.slots = slots
         self.api_key = api_key
-        self.models: tuple[str, ...] = tuple(models)
+        self.models: tuple[str, ...] = tuple(models) if models is not None else ("test-model",)
+        """The model ids the server lists and serves; the first answers a request that names none."""
+        self.any_model = models is None
+        """No ``models`` given: every model id is served, and ``GET /v1/models`` lists none (as servers that
+        serve whatever they are asked for answer), so a client's model check lets any id through."""
         self._requested_port = port
         self.openai_reasoning = openai_reasoning
         """Refuse reasoning-model parameters as the OpenAI API does (see :func:`reasoning_rejection`)."""
@@ -1032,7 +1037,8 @@ class FakeOpenAIServer:
             outcome = "unauthorized"
         else:
             response = self._json_response(
-                {"object": "list", "data": [self._model_json(m) for m in self.models] if self.list_models else []}
+                {"object": "list", "data": [self._model_json(m) for m in self.models]
+                 if self.list_models and not self.any_model else []}
             )
             outcome = "models"
         self._finish_record(record, response.status, outcome, counted=False)
@@ -1044,7 +1050,7 @@ class FakeOpenAIServer:
         if not self._authorized(request):
             response: web.StreamResponse = self._unauthorized()
             outcome = "unauthorized"
-        elif model not in self.models:
+        elif model not in self.models and not self.any_model:
             response = self._json_response(
                 _error_json(
                     f"The model '{model}' does not exist", "invalid_request_error", "model_not_found"

@@ -236,7 +236,7 @@ def test_include_hub_offline_reports_each_unloadable_benchmark_and_runs_the_rest
 
 # -- names and models --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "meant"), [("terminalbench", "'terminal_lite'"), ("mmlu_pro", "'mmlu-pro'"),
+@pytest.mark.parametrize(("name", "meant"), [("terminal_bench", "'terminalbench'"), ("mmlu_pro", "'mmlu-pro'"),
                                              ("gsm8", "'gsm8k'"), ("natural_reasoning", "'natural-reasoning'")])
 def test_a_reference_or_misspelled_name_gets_did_you_mean(name: str, meant: str, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch,
