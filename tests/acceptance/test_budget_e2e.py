@@ -12,10 +12,10 @@ import json
 from typing import Any
 
 import pytest
-from bench_support import serve
-from conftest import JevalProject, chat_requests
 
 from pytest_jeval.core.chat import BUDGET_EXHAUSTED
+from tests.conftest import JevalProject, chat_requests
+from tests.support.bench import serve
 
 HEAD = "[defaults]\nmax_tokens = 64\n"
 
