@@ -28,7 +28,7 @@ from pytest_jeval.benchmarks import bench_humaneval as he
 from pytest_jeval.benchmarks import bench_livecodebench as lcb
 from pytest_jeval.benchmarks._codeexec import extract_code, humaneval_completion, run_jobs
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
-from tests.conftest import outcome_ids
+from tests.support.gsm import outcome_ids
 
 HERE = Path(__file__).resolve().parents[1]
 #: Three problems in the exact schema of the hub's ``livecodebench/code_generation_lite``

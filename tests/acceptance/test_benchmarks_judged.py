@@ -19,8 +19,8 @@ from pytest_jeval.scoring.llm_judge.prompts import (
     parse_structured_verdict,
 )
 from pytest_jeval.suite.dataset import load_samples
-from tests.conftest import outcome_ids
 from tests.support.bench import DATA, serve
+from tests.support.gsm import outcome_ids
 
 
 def keyed(table: dict[str, str], default: str = "no idea") -> Callable[[str], str]:

@@ -10,8 +10,8 @@ import pytest
 
 from pytest_jeval.benchmarks import bench_natural_reasoning
 from pytest_jeval.suite.dataset import load_samples
-from tests.conftest import outcome_ids
 from tests.support.bench import DATA, serve
+from tests.support.gsm import outcome_ids
 
 # --------------------------------------------------------------------------- math500
 

@@ -11,8 +11,8 @@ import pytest
 
 from pytest_jeval.benchmarks import bench_gpqa, bench_mmlu_pro, bench_truthfulqa_mc
 from pytest_jeval.suite.dataset import load_samples
-from tests.conftest import outcome_ids
 from tests.support.bench import DATA, mcq_answerer, options_in, serve
+from tests.support.gsm import outcome_ids
 
 GPQA_CSV = DATA / "gpqa" / "gpqa_diamond.csv"
 

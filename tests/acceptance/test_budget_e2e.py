@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from pytest_jeval.core.chat import BUDGET_EXHAUSTED
-from tests.conftest import JevalProject, chat_requests
 from tests.support.bench import serve
+from tests.support.gsm import JevalProject, chat_requests
 
 HEAD = "[defaults]\nmax_tokens = 64\n"
 

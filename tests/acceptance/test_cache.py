@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from pytest_jeval.calls.cache import ResponseCache
 from pytest_jeval.core.chat import ChatRequest, Endpoint, Reply, TokenLogprob
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
-from tests.conftest import SECRET, GsmScript, gsm_rows
+from tests.support.gsm import SECRET, GsmScript, gsm_rows
 
 N = 6
 #: Fields that may differ between a live run and a cached rerun.

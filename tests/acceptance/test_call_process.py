@@ -27,8 +27,9 @@ from pytest_jeval.core.chat import ChatRequest, Endpoint
 from pytest_jeval.session.runtime import AUTO_PROCESS_MIN_CALLS, AUTO_PROCESS_MIN_CONCURRENCY, Runtime
 from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
-from tests.conftest import SECRET, TEST_DATA, GsmScript, chat_requests, gsm_rows
+from tests.support.gsm import SECRET, GsmScript, chat_requests, gsm_rows
 from tests.support.holds import HoldUntilConcurrent
+from tests.support.paths import TEST_DATA
 
 SUITE = """
 [run]

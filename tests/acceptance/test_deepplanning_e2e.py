@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.conftest import TEST_DATA
+from tests.support.paths import TEST_DATA
 
 DATA = TEST_DATA / "deepplanning"
 CROSS = "Cross-store: ¥30 off every ¥300"

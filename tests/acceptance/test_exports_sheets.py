@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 
 pytest.importorskip("gspread", reason="gspread is not installed (pip install 'pytest-jeval[sheets]')")
 pytest.importorskip("google.oauth2.service_account", reason="google-auth is not installed")

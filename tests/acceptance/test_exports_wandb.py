@@ -12,7 +12,7 @@ import pytest
 
 from pytest_jeval.exports.wandb import TABLE_COLUMNS, WandbError, settings_from, tag_list
 from pytest_jeval.suite.config import Run
-from tests.conftest import SECRET, JevalProject, chat_requests
+from tests.support.gsm import SECRET, JevalProject, chat_requests
 
 wandb = pytest.importorskip("wandb", reason="wandb is not installed (pip install 'pytest-jeval[wandb]')")
 

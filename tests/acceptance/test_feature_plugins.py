@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 
 NAMES = ("jeval-runtime", "jeval-records", "jeval-prefetch", "jeval-resume", "jeval-writer", "jeval-local-model",
          "jeval-progress", "jeval-warmup", "jeval-exports")

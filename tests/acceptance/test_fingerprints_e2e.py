@@ -16,7 +16,7 @@ import pytest
 
 from pytest_jeval.cli import main
 from pytest_jeval.testing.openai_server import Answer
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 
 
 class HalfwayFingerprint:

@@ -26,8 +26,8 @@ from pytest_jeval.testing.openai_server import (
     first_user_message,
     tool_answer,
 )
-from tests.conftest import outcome_ids
 from tests.support.bench import MODEL, Project, Router
+from tests.support.gsm import outcome_ids
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gaia_agent"
 META = DATA / "2023" / "validation" / "metadata.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 
 
 def _conftest(p: JevalProject, body: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
-from tests.conftest import SECRET, GsmScript, chat_requests, gsm_rows
+from tests.support.gsm import SECRET, GsmScript, chat_requests, gsm_rows
 from tests.support.holds import HoldAfter
 
 

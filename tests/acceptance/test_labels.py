@@ -29,7 +29,7 @@ from pytest_jeval.testing.openai_server import (
     script_responder,
     tool_answer,
 )
-from tests.conftest import chat_requests
+from tests.support.gsm import chat_requests
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "pytest_jeval" / "benchmarks" / "data" / "quickstart.jsonl"
 ARITH = ["qs-arith-01", "qs-arith-02", "qs-arith-03", "qs-arith-04"]

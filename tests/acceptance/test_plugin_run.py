@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.conftest import SECRET, JevalProject, chat_requests, outcome_ids
+from tests.support.gsm import SECRET, JevalProject, chat_requests, outcome_ids
 
 
 def test_outcomes_records_and_summary(jeval_project: JevalProject) -> None:

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_jeval.session.progress import ProgressLine, progress_text
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 
 
 @pytest.mark.parametrize(("args", "line"), [

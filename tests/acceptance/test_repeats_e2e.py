@@ -23,7 +23,7 @@ import pytest
 from pytest_jeval.cli import main
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
-from tests.conftest import SECRET, chat_requests, gsm_rows
+from tests.support.gsm import SECRET, chat_requests, gsm_rows
 
 SEED = 100
 #: Per row, whether repeat 1..4 is answered right.

@@ -29,7 +29,7 @@ import pytest
 import scipy.stats  # noqa: F401
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, Fault, FaultInjector, last_user_message
-from tests.conftest import SECRET, GsmScript, chat_requests, gsm_rows
+from tests.support.gsm import SECRET, GsmScript, chat_requests, gsm_rows
 
 
 class Flaky:

@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from pytest_jeval.calls.callproc import ProcessCallScheduler
 from pytest_jeval.core.chat import Endpoint
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
-from tests.conftest import SECRET, GsmScript, gsm_rows
+from tests.support.gsm import SECRET, GsmScript, gsm_rows
 
 SUITE = """
 [run]

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 from tests.support.holds import HoldUntilConcurrent
-from tests.telemetry.test_nvml import FakeGpu, FakeNvml
+from tests.support.nvml import FakeGpu, FakeNvml
 
 WATTS = 300.0
 

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, lookup_responder
-from tests.conftest import REPO
-
-
-def doc_example(name: str) -> str:
-    text = (REPO / "docs" / "writing-benchmarks.md").read_text()
-    match = re.search(rf"<!-- example: {re.escape(name)} -->\n```\w+\n(.*?)```", text, re.S)
-    assert match, f"docs/writing-benchmarks.md has no example block for {name}"
-    return match.group(1)
+from tests.support.docs import doc_example
 
 
 def test_the_documented_user_benchmark(pytester: pytest.Pytester) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_jeval.testing.openai_server import Answer, last_user_message
-from tests.conftest import GsmScript, JevalProject, chat_requests
+from tests.support.gsm import GsmScript, JevalProject, chat_requests
 
 COLD = 0.8
 """Seconds the first calls to the (cold) server take: a warm-up call absorbs them, no record shows them."""

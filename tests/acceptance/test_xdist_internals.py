@@ -17,7 +17,7 @@ import textwrap
 import execnet
 import xdist.remote
 
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 
 
 def test_worker_interactor_has_a_lockable_torun_queue() -> None:

@@ -22,8 +22,8 @@ from pytest_jeval.core.sample import Sample
 from pytest_jeval.scoring.registry import call_scorer
 from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.conftest import outcome_ids
 from tests.support.bench import MODEL, Project, Router
+from tests.support.gsm import outcome_ids
 
 SYNTH = Path(__file__).resolve().parents[1] / "data" / "bfcl_synth" / "data"
 STEMS = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")

@@ -17,7 +17,7 @@ from pytest_jeval.benchmarks.deepplanning.data import Options, read_case
 from pytest_jeval.benchmarks.deepplanning.scoring import case_score, summarize_shopping
 from pytest_jeval.benchmarks.deepplanning.shop import Shop, ShopError
 from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
-from tests.conftest import TEST_DATA
+from tests.support.paths import TEST_DATA
 
 DATA = TEST_DATA / "deepplanning"
 CROSS = "Cross-store: ¥30 off every ¥300"

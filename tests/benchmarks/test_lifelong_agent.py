@@ -26,7 +26,7 @@ from pytest_jeval.benchmarks.lifelong_agent.db import (
 from pytest_jeval.benchmarks.lifelong_agent.summary import summarize_sequence
 from pytest_jeval.core.sample import REFUSED
 from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
-from tests.conftest import TEST_DATA
+from tests.support.paths import TEST_DATA
 
 DATA = TEST_DATA / "lifelong_agent"
 

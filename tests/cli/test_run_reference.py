@@ -22,7 +22,7 @@ from pytest_jeval.cli._run import run_all_selection
 from pytest_jeval.cli._run_config import model_filter_expression
 from pytest_jeval.cli._run_suite import RunUsageError, build_suite
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
-from tests.conftest import SECRET, chat_requests
+from tests.support.gsm import SECRET, chat_requests
 
 if sys.version_info >= (3, 11):
     import tomllib

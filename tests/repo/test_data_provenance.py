@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TEST_DATA
+from tests.support.paths import TEST_DATA
 
 COPIED = sorted(p.parent for p in TEST_DATA.glob("*/LICENSE"))
 

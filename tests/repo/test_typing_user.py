@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import pytest_jeval
-from tests.acceptance.test_user_benchmark import doc_example
-from tests.conftest import REPO
+from tests.support.docs import doc_example
+from tests.support.paths import REPO
 
 MISUSE = '''\
 from pytest_jeval import Sample, Score, ScoreSink

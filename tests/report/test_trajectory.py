@@ -20,8 +20,8 @@ import pytest
 
 from pytest_jeval.report import _trajectory, build_report, load_result, write_report
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.report.test_html import Browser, Page, type_search
 from tests.support.agent import AgentProject
+from tests.support.browser import Browser, Page, type_search
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 

@@ -17,8 +17,8 @@ from pytest_jeval.scoring.llm_judge.prompts import parse_simpleqa_grade
 from pytest_jeval.scoring.math_equiv import compare_math, final_math_answer, normalize_latex, score_math
 from pytest_jeval.scoring.numeric import extract_final_number, score_numeric
 from pytest_jeval.scoring.registry import get_scorer
-from tests.conftest import outcome_ids
 from tests.support.bench import serve
+from tests.support.gsm import outcome_ids
 
 # --------------------------------------------------------------------------- signed numbers
 

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_jeval.suite.config import SuiteError, parse_suite
 from pytest_jeval.suite.plan import EvalPlan
-from tests.conftest import JevalProject, chat_requests
+from tests.support.gsm import JevalProject, chat_requests
 
 MINIMAL = """
 [[models]]

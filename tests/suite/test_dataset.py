@@ -9,7 +9,7 @@ import pytest
 
 from pytest_jeval.benchmarks.bench_gsm8k import BENCHMARK as GSM8K
 from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 
 
 @pytest.fixture

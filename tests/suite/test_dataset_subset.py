@@ -25,7 +25,7 @@ from pytest_jeval import Benchmark, HubDataset, LoadContext, Sample
 from pytest_jeval.benchmarks.bench_gsm8k import BENCHMARK as GSM8K
 from pytest_jeval.benchmarks.bench_natural_reasoning import BENCHMARK as NATURAL_REASONING
 from pytest_jeval.suite.dataset import DatasetLoadError, _LazyRow, load_samples, select
-from tests.conftest import JevalProject
+from tests.support.gsm import JevalProject
 
 
 def write_natural_reasoning(path: Path, n: int) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ import pytest
 from pytest_jeval.suite.config import SuiteError
 from pytest_jeval.suite.overrides import OverrideError, parse_override
 from pytest_jeval.suite.plan import EvalPlan
-from tests.conftest import SECRET, JevalProject, chat_requests
+from tests.support.gsm import SECRET, JevalProject, chat_requests
 
 SUITE = """
 [meta]

@@ -22,7 +22,7 @@ from pytest_jeval.calls.engines.openai_compat import aiohttp_available, chat, ht
 from pytest_jeval.core.chat import ChatRequest, Endpoint, EndpointError, Reply
 from pytest_jeval.suite.plan import EvalPlan
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, Fault, last_user_message
-from tests.conftest import gsm_rows
+from tests.support.gsm import gsm_rows
 
 TRANSPORTS = ["aiohttp", "httpx"]
 
