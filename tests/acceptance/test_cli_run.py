@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pytest_jeval.calls.engines import ENGINES
 from pytest_jeval.cli import main
 from pytest_jeval.cli._run import run_all_selection
 from pytest_jeval.cli._run_suite import LOCAL_MODEL, RunUsageError, build_suite, prepare_suite, write_suite
@@ -162,7 +163,7 @@ def test_run_all_runs_every_benchmark_with_bundled_data(tmp_path: Path, server: 
     (["--temperature", "abc"], "--temperature: Input should be a valid number, unable to parse string as a number"),
     (["--temperature", "nan"], "--temperature: Input should be a finite number"),
     (["-b", "nope"], "-b: unknown benchmark 'nope'; known benchmarks are:"),
-    (["--engine", "bad"], "--engine: Value error, unknown engine 'bad'; the registered engines are: cloud, llamacpp, local, ollama, openai"),
+    (["--engine", "bad"], f"--engine: Value error, unknown engine 'bad'; the registered engines are: {', '.join(ENGINES.names())}"),
     (["--max-tokens", "0"], "--max-tokens: Input should be greater than 0"),
     (["--seed", "1.5"], "--seed: Input should be a valid integer"),
     (["--concurrency", "x"], "--concurrency: Input should be a valid integer"),

@@ -148,7 +148,7 @@ def test_missing_bwrap_and_unsupported_docker_are_refused(monkeypatch: pytest.Mo
     monkeypatch.delenv("JEVAL_TERMINAL_DOCKER", raising=False)
     with pytest.raises(ProviderUnavailable, match="untested"):
         get_provider("docker").check()
-    with pytest.raises(ValueError, match="unknown sandbox provider 'podman'; the registered sandbox providers are: bubblewrap, docker"):
+    with pytest.raises(ValueError, match="unknown sandbox provider 'podman'; the registered sandbox providers are: "):
         get_provider("podman")
 
 
