@@ -189,4 +189,4 @@ def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, test_da
     assert all(r["judge_prompt_tokens"] and r["scoring_metadata"]["judge"] == "yes" for r in records)
 
 
-# -n W: each worker keeps its own max_concurrency in flight; see tests/test_call_process.py
+# -n W: each worker keeps its own max_concurrency in flight; see tests/acceptance/test_call_process.py

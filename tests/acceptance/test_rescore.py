@@ -173,7 +173,8 @@ def without_durations(value: Any) -> Any:
 
 #: Agent benchmarks, whose rescoring needs a trajectory: each is reproduced in its own test file.
 AGENT_CASES = {"toolcall15": "benchmarks/test_toolcall15.py", "retail": "benchmarks/test_retail.py",
-               "bfcl": "benchmarks/test_bfcl.py", "terminal_lite": "acceptance/test_terminal_lite.py", "taubench": "benchmarks/test_taubench.py",
+               "bfcl": "benchmarks/test_bfcl.py", "terminal_lite": "acceptance/test_terminal_lite.py",
+               "taubench": "benchmarks/test_taubench.py",
                "webchorearena": "benchmarks/test_webchorearena.py", "workarena": "benchmarks/test_workarena.py",
                "deepplanning": "acceptance/test_deepplanning_e2e.py",
                "ama-bench": "acceptance/test_ama_bench_e2e.py", "lifelong-agent": "acceptance/test_lifelong_agent_e2e.py",

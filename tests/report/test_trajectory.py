@@ -3,7 +3,7 @@
 Loading is checked on small hand-written files (sidecar and inline trajectories, a sidecar
 outside the results directory, malformed lines, unknown record ids); the page on hostile
 content; and once end to end: a real agent run against the strict scripted server, its
-report opened in headless Chromium (the DevTools client of ``test_report_browser``), a
+report opened in headless Chromium (the DevTools client of ``tests/support/browser.py``), a
 record's trajectory expanded, its tool call and result read off the page.
 """
 
