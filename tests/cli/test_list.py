@@ -9,8 +9,9 @@ import pytest
 
 from pytest_jeval.agents.external.base import BACKENDS
 from pytest_jeval.calls.engines import ENGINES
-from pytest_jeval.cli import main
+from pytest_jeval.cli import _list, main
 from pytest_jeval.suite.config import BACKEND_ALIASES, backend_names
+from tests.support.result_files import run as run_cli
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -60,3 +61,45 @@ def test_an_agent_registered_by_a_plugin_is_listed(capsys: pytest.CaptureFixture
     mine = next(b for b in json.loads(out)["backends"] if b["name"] == "my-agent")
     assert mine == {"name": "my-agent", "aliases": [], "kind": "external agent",
                     "description": "an external agent registered by a plugin"}
+
+
+# -- benchmarks and evaluators ---------------------------------------------------------------
+
+def test_list_benchmarks_and_evaluators(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    class Exact:
+        kinds = ("boolean",)
+
+    class Judge:
+        kinds, default_scale, uses_model, description = ("score",), (0, 4), True, "rubric"
+
+    class Pairwise:
+        kinds, choice_labels, uses_model = ("choice",), ("1", "2", "tie"), True
+
+    monkeypatch.setattr(_list, "load_evaluators", lambda: {"llm_judge": Judge, "exact_match": Exact,
+                                                           "pairwise": Pairwise})
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0
+    assert any(line.split()[:4] == ["gsm8k", "math", "openai/gsm8k", "1319"] for line in out.splitlines())
+    rows = {line.split()[0]: line.split() for line in out.split("evaluators:")[1].split("\n\n")[0].splitlines()[3:]}
+    assert rows == {"exact_match": ["exact_match", "code", "boolean", "true/false"],
+                    "llm_judge": ["llm_judge", "llm", "score", "0-4"],
+                    "pairwise": ["pairwise", "llm", "choice", "1/2/tie"]}
+    code, out, _ = run_cli(capsys, "list", "--json")
+    evaluators = json.loads(out)["evaluators"]
+    assert [e["name"] for e in evaluators] == ["exact_match", "llm_judge", "pairwise"]
+    assert evaluators[1] == {"name": "llm_judge", "category": "llm", "dataset": None, "kind": "score", "scale": "0-4",
+                             "description": "rubric"}
+
+
+def test_list_the_real_evaluator_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    _code, out, _ = run_cli(capsys, "list", "--json")
+    evaluators = {e["name"]: e for e in json.loads(out)["evaluators"]}
+    assert evaluators["sql"]["category"] == "code" and evaluators["factuality"]["scale"] == "A/B/C/D/E"
+
+
+def test_list_without_an_evaluator_registry(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_list, "load_evaluators", lambda: None)
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0 and "evaluators: none" in out and "quickstart" in out
+
+
