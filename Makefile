@@ -104,7 +104,7 @@ terminalbench-envs: rootfs
 # External agent frameworks (docs/external-agents-frameworks.md). Hermes Agent pins exact versions:
 # it gets its own virtualenv, on a Python it supports (>=3.11,<3.14).
 # `make test` installs both (a few minutes, once); one that cannot be installed does not stop it:
-# its smoke test in tests/test_external_frameworks.py then fails and says why.
+# its smoke test in tests/acceptance/test_external_frameworks.py then fails and says why.
 HERMES_PYTHON ?= python3.11
 .PHONY: hermes openclaw frameworks
 frameworks:

@@ -8,7 +8,7 @@ selection, and carries what workers know back to the controller.
 pytest-xdist internals used here: ``config.workerinput`` (present on a worker) and
 ``config.workeroutput`` / ``node.workeroutput`` (a dict the worker fills in
 ``pytest_sessionfinish`` and the controller reads in ``pytest_testnodedown``).
-``tests/test_xdist_internals.py`` fails when they change.
+``tests/acceptance/test_xdist_internals.py`` fails when they change.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Registered when a suite runs and the session is not a dry one (``--collect-only`
 ``--setup-plan``). Under pytest-xdist a worker's upcoming items are its
 ``WorkerInteractor.torun`` queue: an xdist internal (``xdist.remote``), a
 ``execnet`` channel-backed queue of item indices with a ``lock()`` context manager.
-``tests/test_xdist_internals.py`` fails loudly when that changes; without it, a
+``tests/acceptance/test_xdist_internals.py`` fails loudly when that changes; without it, a
 worker would prefetch only the item it is running.
 """
 

@@ -212,7 +212,7 @@ def catalog_markdown() -> str:
     """The catalog as a Markdown table (name, category, dataset, samples, scorer), for docs/benchmarks.md.
 
     The block in docs/benchmarks.md between ``<!-- catalog:start -->`` and ``<!-- catalog:end -->``
-    is this text; ``tests/test_catalog.py`` checks that it has not drifted.
+    is this text; ``tests/suite/test_catalog.py`` checks that it has not drifted.
     """
 
     def cell(value: Any) -> str:

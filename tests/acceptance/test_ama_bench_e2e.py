@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TEST_DATA
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
+from tests.support.paths import TEST_DATA
 
 FILE = TEST_DATA / "ama_bench" / "test" / "open_end_qa_set.jsonl"
 ANSWERS = {  # the model's answer to each question

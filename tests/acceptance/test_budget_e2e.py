@@ -12,10 +12,10 @@ import json
 from typing import Any
 
 import pytest
-from bench_support import serve
-from conftest import JevalProject, chat_requests
 
 from pytest_jeval.core.chat import BUDGET_EXHAUSTED
+from tests.support.bench import serve
+from tests.support.gsm import JevalProject, chat_requests
 
 HEAD = "[defaults]\nmax_tokens = 64\n"
 

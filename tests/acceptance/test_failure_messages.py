@@ -64,7 +64,7 @@ def test_toolcall15_says_which_rule_was_missed_and_how_the_episode_stopped(pytes
 
 
 def test_terminal_lite_says_what_the_checker_printed(pytester: pytest.Pytester) -> None:
-    from tests.terminal_support import ensure_rootfs
+    from tests.support.terminal import ensure_rootfs
 
     ensure_rootfs()
     with FakeOpenAIServer(script_responder({}, default="I looked around and I am done.")) as server:

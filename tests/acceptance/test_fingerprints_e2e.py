@@ -13,10 +13,10 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import JevalProject
 
 from pytest_jeval.cli import main
 from pytest_jeval.testing.openai_server import Answer
+from tests.support.gsm import JevalProject
 
 
 class HalfwayFingerprint:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_support import JUDGE, Project, serve
+
+from tests.support.bench import JUDGE, Project, serve
 
 #: (task, submission, gold): does the submission answer the task correctly?
 GOLD = [

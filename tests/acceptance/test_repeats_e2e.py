@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SECRET, chat_requests, gsm_rows
 
 from pytest_jeval.cli import main
 from pytest_jeval.scoring.numeric import gsm8k_gold
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
+from tests.support.gsm import SECRET, chat_requests, gsm_rows
 
 SEED = 100
 #: Per row, whether repeat 1..4 is answered right.

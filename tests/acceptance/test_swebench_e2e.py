@@ -27,7 +27,7 @@ from pytest_jeval.benchmarks.swebench import bench_swebench as bench
 from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.scoring.registry import call_scorer
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.swe_support import (
+from tests.support.swe import (
     DATA,
     REPOS,
     ROWS,

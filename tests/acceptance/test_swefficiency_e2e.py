@@ -20,7 +20,7 @@ from pytest_jeval.benchmarks.swefficiency.measure import PRECISION, REPEAT_PRECI
 from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.scoring.registry import call_scorer
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, script_responder
-from tests.swe_support import (
+from tests.support.swe import (
     DATA,
     REPOS,
     ROWS,

@@ -1,5 +1,5 @@
 """taubench end to end on the project's test server: a scripted agent, a scripted [user] and a scripted [judge]
-(tests/taubench_support.py) over real HTTP, on the bundled fixture in tau2-bench's layout."""
+(tests/support/taubench.py) over real HTTP, on the bundled fixture in tau2-bench's layout."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from taubench_support import FIXTURE, TauScript, suite_text
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer
+from tests.support.taubench import FIXTURE, TauScript, suite_text
 
 MODELS = ("agent", "user", "judge")
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.terminalbench_support import (
+from tests.support.terminalbench import (
     HARBOR,
     NOT_RUNNABLE_HARBOR,
     RUNNABLE_HARBOR,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web_support import require_browser
+from tests.support.web import require_browser
 
 SUITE = """
     [run]

@@ -17,7 +17,7 @@ from pytest_jeval.agents.tools.browser import BROWSER_TOOLS, BrowserConfig, Brow
 from pytest_jeval.agents.tools.browser._snapshot import cap, format_tree
 from pytest_jeval.core.chat import Reply, ToolCall
 from pytest_jeval.core.sample import Sample
-from tests.web_support import html, require_browser, serve
+from tests.support.web import html, require_browser, serve
 
 
 def test_origins_and_the_family_are_registered() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_jeval.core import jsonsafe
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.agent_support import AgentProject
+from tests.support.agent import AgentProject
 
 DEEP = "[" * 100_000 + "]" * 100_000
 DEEP_OBJECT = '{"a": ' * 100_000 + "1" + "}" * 100_000

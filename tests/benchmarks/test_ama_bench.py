@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import TEST_DATA
 
 from pytest_jeval.benchmarks.ama_bench import bench_ama_bench as bench
 from pytest_jeval.benchmarks.ama_bench.data import Options, pack
 from pytest_jeval.benchmarks.ama_bench.metrics import final_answer, judge_prompt, normalize, parse_verdict, token_f1
 from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
+from tests.support.paths import TEST_DATA
 
 FILE = TEST_DATA / "ama_bench" / "test" / "open_end_qa_set.jsonl"
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TEST_DATA
 
 from pytest_jeval.benchmarks._bm25 import BM25
 from pytest_jeval.benchmarks.deepplanning import bench_deepplanning as bench
@@ -18,6 +17,7 @@ from pytest_jeval.benchmarks.deepplanning.data import Options, read_case
 from pytest_jeval.benchmarks.deepplanning.scoring import case_score, summarize_shopping
 from pytest_jeval.benchmarks.deepplanning.shop import Shop, ShopError
 from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
+from tests.support.paths import TEST_DATA
 
 DATA = TEST_DATA / "deepplanning"
 CROSS = "Cross-store: ¥30 off every ¥300"

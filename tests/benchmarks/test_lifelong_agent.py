@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TEST_DATA
 
 from pytest_jeval.benchmarks.lifelong_agent import bench_lifelong_agent as bench
 from pytest_jeval.benchmarks.lifelong_agent.data import Options
@@ -27,6 +26,7 @@ from pytest_jeval.benchmarks.lifelong_agent.db import (
 from pytest_jeval.benchmarks.lifelong_agent.summary import summarize_sequence
 from pytest_jeval.core.sample import REFUSED
 from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
+from tests.support.paths import TEST_DATA
 
 DATA = TEST_DATA / "lifelong_agent"
 

@@ -11,11 +11,11 @@ import re
 from collections.abc import Callable
 
 import pytest
-from research_support import DATA, Responder, resume_keeps_every_record_once, serve
 
 from pytest_jeval.benchmarks.liveresearch.race import extract_json, overall, weighted_scores
 from pytest_jeval.cli import main as jeval
 from pytest_jeval.testing.openai_server import ToolCallSpec, tool_answer
+from tests.support.research import DATA, Responder, resume_keeps_every_record_once, serve
 
 CLONE = DATA / "deepresearch_bench"
 REPORTS = {

@@ -10,11 +10,11 @@ import json
 from collections.abc import Callable
 
 import pytest
-from research_support import DATA, Responder, resume_keeps_every_record_once, serve
 
 from pytest_jeval.benchmarks._research.judgelog import JudgeLog
 from pytest_jeval.benchmarks.liveresearchbench.protocols import parse_reply, pointwise, rubric_score
 from pytest_jeval.cli import main as jeval
+from tests.support.research import DATA, Responder, resume_keeps_every_record_once, serve
 
 HERE = DATA / "liveresearchbench"
 

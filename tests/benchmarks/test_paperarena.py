@@ -10,11 +10,11 @@ import json
 import re
 
 import pytest
-from research_support import DATA, Responder, resume_keeps_every_record_once, serve
 
 from pytest_jeval.benchmarks.paperarena.bench_paperarena import parse_judgement
 from pytest_jeval.cli import main as jeval
 from pytest_jeval.testing.openai_server import ToolCallSpec, tool_answer
+from tests.support.research import DATA, Responder, resume_keeps_every_record_once, serve
 
 HERE = DATA / "paperarena"
 

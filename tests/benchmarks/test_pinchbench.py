@@ -14,11 +14,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from research_support import DATA, Responder, resume_keeps_every_record_once, serve
 
 from pytest_jeval.benchmarks.pinchbench.grading import combine, normalize_judgement, parse_judge_text
 from pytest_jeval.cli import main as jeval
 from pytest_jeval.testing.openai_server import ToolCallSpec, tool_answer
+from tests.support.research import DATA, Responder, resume_keeps_every_record_once, serve
 
 CLONE = DATA / "pinchbench" / "clone"
 

@@ -19,7 +19,7 @@ import pytest
 from pytest_jeval.benchmarks._swe import grading, parsers, patches, specs
 from pytest_jeval.benchmarks._swe.instances import parse_instance
 from pytest_jeval.benchmarks._swe.repos import RepoError, checkout, find_mirror, git, has_commit, resolve_mirror
-from tests.swe_support import DATA, REPOS, ROWS, SWEBENCH_ROWS
+from tests.support.swe import DATA, REPOS, ROWS, SWEBENCH_ROWS
 
 PYTEST_LOG = """\
 ============================= test session starts ==============================

@@ -27,7 +27,7 @@ from pytest_jeval.benchmarks.swebench import bench_swebench as bench
 from pytest_jeval.benchmarks.swebench.scoring import rescore_record, swebench_score
 from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.core.sample import Sample
-from tests.swe_support import DATA, REPOS, ROWS, SPECS, require_sandbox, shared_cache
+from tests.support.swe import DATA, REPOS, ROWS, SPECS, require_sandbox, shared_cache
 
 PATCHES = DATA / "patches"
 

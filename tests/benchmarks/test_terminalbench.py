@@ -16,7 +16,7 @@ from pytest_jeval.benchmarks._terminal.rescore import rescore
 from pytest_jeval.benchmarks._terminal.runner import oracle_steps, static_network_need
 from pytest_jeval.benchmarks._terminal.verify import parse_pytest_summary, read_reward
 from pytest_jeval.core.sample import Sample
-from tests.terminalbench_support import HARBOR, TB1
+from tests.support.terminalbench import HARBOR, TB1
 
 
 def test_harbor_tasks_are_read_with_their_settings() -> None:

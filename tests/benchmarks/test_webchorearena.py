@@ -16,7 +16,7 @@ from pytest_jeval.benchmarks.webchorearena.tasks import Options, read_rows, to_s
 from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.core.chat import Reply
 from pytest_jeval.core.episode import Episode
-from tests.web_support import require_browser
+from tests.support.web import require_browser
 
 DATA = Path(ev.__file__).parent / "data" / "local.raw.json"
 

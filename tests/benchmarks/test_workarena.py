@@ -11,7 +11,7 @@ from pytest_jeval.benchmarks.workarena.validate import validate
 from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.core.chat import Reply
 from pytest_jeval.core.episode import Episode
-from tests.web_support import require_browser
+from tests.support.web import require_browser
 
 TASKS = Path(__file__).resolve().parents[2] / "pytest_jeval" / "benchmarks" / "workarena" / "data" / "tasks.jsonl"
 

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SECRET, chat_requests
 
 from pytest_jeval.cli._main import main
 from pytest_jeval.cli._run import run_all_selection
 from pytest_jeval.cli._run_config import model_filter_expression
 from pytest_jeval.cli._run_suite import RunUsageError, build_suite
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
+from tests.support.gsm import SECRET, chat_requests
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from pytest_jeval.cli._tasks import layout_benchmark
-from tests.terminal_support import TASKS_DIR, ensure_rootfs
-from tests.terminalbench_support import HARBOR, TB1, built
+from tests.support.terminal import TASKS_DIR, ensure_rootfs
+from tests.support.terminalbench import HARBOR, TB1, built
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.terminal_support import TASKS_DIR, ensure_rootfs
+from tests.support.terminal import TASKS_DIR, ensure_rootfs
 
 SITE = "/tmp/.local/lib/python3.11/site-packages"  # the agent's HOME is /tmp
 FORGE = "mkdir -p /logs/verifier 2>/dev/null; echo 1 > /logs/verifier/reward.txt 2>/dev/null"

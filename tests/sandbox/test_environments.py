@@ -24,7 +24,7 @@ from pytest_jeval.sandbox.shell.environments import (
 )
 from pytest_jeval.sandbox.shell.image_sandbox import DOCKER_CAPS, LOCK_NAME, ImageSandbox, _episode_base
 from pytest_jeval.sandbox.shell.images import ENV_UID_BASE
-from tests.terminalbench_support import eventually, host_overlay_mounts, processes_with, require_image_sandboxes
+from tests.support.terminalbench import eventually, host_overlay_mounts, processes_with, require_image_sandboxes
 
 DOCKERFILE = """\
 FROM python:3.11-slim-bookworm

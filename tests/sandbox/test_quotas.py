@@ -31,7 +31,7 @@ from pytest_jeval.sandbox import isolation
 from pytest_jeval.sandbox.quota import cgroup_support, quota_fs_support
 from pytest_jeval.sandbox.shell.providers import BubblewrapProvider
 from pytest_jeval.sandbox.workdir import WORKSPACE_DISK_BYTES
-from tests.terminal_support import ensure_rootfs
+from tests.support.terminal import ensure_rootfs
 
 MIB = 1024 * 1024
 needs_cgroups = pytest.mark.skipif(not cgroup_support()[0], reason=f"no cgroups: {cgroup_support()[1]}")

@@ -20,10 +20,10 @@ from typing import Any
 
 import execnet
 import pytest
-from conftest import SECRET, GsmScript, chat_requests, gsm_rows
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, last_user_message
 from pytest_jeval.testing.socket_workers import SocketWorker, bwrap_missing_reason, socket_workers
+from tests.support.gsm import SECRET, GsmScript, chat_requests, gsm_rows
 
 VOLATILE = {"latency_seconds", "throughput_tok_per_sec", "attempts", "cached", "call_windows"}
 ROWS = 36

@@ -1,4 +1,4 @@
-"""Regenerate the result-file fixtures of tests/test_cli.py and tests/test_report_browser.py.
+"""Regenerate the result-file fixtures of tests/cli/ and tests/report/test_html.py.
 
     .venv/bin/python tests/data/results/make_fixtures.py
 
