@@ -178,7 +178,13 @@ AGENT_CASES = {"toolcall15": "benchmarks/test_toolcall15.py", "retail": "benchma
                "webchorearena": "benchmarks/test_webchorearena.py", "workarena": "benchmarks/test_workarena.py",
                "deepplanning": "acceptance/test_deepplanning_e2e.py",
                "ama-bench": "acceptance/test_ama_bench_e2e.py", "lifelong-agent": "acceptance/test_lifelong_agent_e2e.py",
-               "swebench": "acceptance/test_swebench_e2e.py", "swefficiency": "acceptance/test_swefficiency_e2e.py"}
+               "swebench": "acceptance/test_swebench_e2e.py", "swefficiency": "acceptance/test_swefficiency_e2e.py",
+               "terminalbench-v2.1": "acceptance/test_terminalbench_e2e.py",
+               "terminalbench": "acceptance/test_terminalbench_e2e.py",
+               "terminalbench-native": "acceptance/test_terminalbench_e2e.py",
+               "liveresearch": "benchmarks/test_liveresearch.py",
+               "liveresearchbench": "benchmarks/test_liveresearchbench.py",
+               "paperarena": "benchmarks/test_paperarena.py", "pinchbench": "benchmarks/test_pinchbench.py"}
 
 
 def test_every_builtin_names_a_registered_scorer() -> None:
@@ -191,7 +197,7 @@ def test_every_builtin_names_a_registered_scorer() -> None:
     for name, file in AGENT_CASES.items():
         if name in {b.name for b in benches}:
             text = (Path(__file__).resolve().parents[1] / file).read_text()
-            assert re.search(r'main\(\["rescore"|call_scorer\(', text), f"{file} does not rescore {name}"
+            assert re.search(r'(main|jeval)\(\["rescore"|call_scorer\(', text), f"{file} does not rescore {name}"
 
 
 @pytest.mark.parametrize("benchmark", sorted(CASES))

@@ -103,6 +103,14 @@ def test_the_oracle_scores_one_and_nop_zero_on_every_runnable_task(pytester: pyt
     nop_summary = json.loads((out / "terminalbench-nop_m.jsonl.summary.json").read_text())
     assert nop_summary["nop_passes"] == []  # what a do-nothing agent passes: nothing
     assert host_overlay_mounts() == []
+    # jeval rescore reads each verdict again from the stored reward: no verdict changes
+    from pytest_jeval.cli import main
+
+    for name in ("terminalbench-oracle_m.jsonl", "terminalbench-nop_m.jsonl"):
+        again = pytester.path / f"rescored-{name}"
+        assert main(["rescore", str(out / name), "-o", str(again)]) == 0
+        assert {k: r["is_correct"] for k, r in _records(again).items()} == \
+            {k: r["is_correct"] for k, r in _records(out / name).items()}
 
 
 TAMPER = r"""
