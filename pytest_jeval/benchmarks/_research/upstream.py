@@ -56,9 +56,10 @@ def fstring(path: Path, function: str, target: str | None, fill: set[str]) -> Te
     """The prompt the top-level ``function`` of ``path`` assigns to ``target`` (or returns, for ``target=None``) as
     an f-string or a string, as a :data:`Template` (read, never run).
 
-    A ``{name}`` of the f-string stays a part to fill when ``name`` is in ``fill``; otherwise it must be a string
-    literal assigned at the top of the file (a rubric table), which is put in now. UpstreamError for anything else:
-    a conversion or format spec, an expression, a name of neither kind, no such function or assignment.
+    A ``{name}`` (or ``{name.attribute}``, named so) of the f-string stays a part to fill when it is in ``fill``;
+    otherwise it must be a string literal assigned at the top of the file (a rubric table), which is put in now.
+    UpstreamError for anything else: a conversion or format spec, an expression, a name of neither kind, no such
+    function or assignment.
     """
     tree = _parse(path)
     found = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
@@ -83,18 +84,28 @@ def fstring(path: Path, function: str, target: str | None, fill: set[str]) -> Te
         if isinstance(part, ast.Constant) and isinstance(part.value, str):
             parts.append(part.value)
             continue
-        if (not isinstance(part, ast.FormattedValue) or part.conversion != -1 or part.format_spec is not None
-                or not isinstance(part.value, ast.Name)):
+        if not isinstance(part, ast.FormattedValue) or part.conversion != -1 or part.format_spec is not None:
             raise UpstreamError(f"{where} has a replacement field other than {{name}}")
-        name = part.value.id
+        name = _dotted(part.value)
+        if name is None:
+            raise UpstreamError(f"{where} has a replacement field other than {{name}} or {{name.attribute}}")
         if name in fill:
             parts.append([name])
             continue
-        text = literal(path, name)
+        text = literal(path, name) if "." not in name else None
         if not isinstance(text, str):
             raise UpstreamError(f"{where} uses {name}, which is neither filled in nor a string in {path}")
         parts.append(text)
     return parts
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``name`` or ``name.attribute`` (as that text), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
 
 
 def render(template: Template, values: dict[str, str]) -> str:
