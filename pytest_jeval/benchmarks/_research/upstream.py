@@ -53,8 +53,8 @@ def literal(path: Path, name: str) -> Any:
 
 
 def fstring(path: Path, function: str, target: str | None, fill: set[str]) -> Template:
-    """The prompt the top-level ``function`` of ``path`` assigns to ``target`` (or returns, for ``target=None``) as
-    an f-string or a string, as a :data:`Template` (read, never run).
+    """The prompt the top-level ``function`` of ``path`` (or ``"Class.method"``) assigns to ``target`` (or returns,
+    for ``target=None``) as an f-string or a string, as a :data:`Template` (read, never run).
 
     A ``{name}`` (or ``{name.attribute}``, named so) of the f-string stays a part to fill when it is in ``fill``;
     otherwise it must be a string literal assigned at the top of the file (a rubric table), which is put in now.
@@ -62,7 +62,12 @@ def fstring(path: Path, function: str, target: str | None, fill: set[str]) -> Te
     function or assignment.
     """
     tree = _parse(path)
-    found = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
+    owner, _, name = function.rpartition(".")
+    body: list[ast.stmt] = tree.body
+    if owner:
+        klass = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        body = klass.body if klass is not None else []
+    found = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == name), None)
     if found is None:
         raise UpstreamError(f"{path} defines no {function}()")
     where = f"{path}:{function}()" + (f" {target}" if target else " return value")
@@ -86,15 +91,15 @@ def fstring(path: Path, function: str, target: str | None, fill: set[str]) -> Te
             continue
         if not isinstance(part, ast.FormattedValue) or part.conversion != -1 or part.format_spec is not None:
             raise UpstreamError(f"{where} has a replacement field other than {{name}}")
-        name = _dotted(part.value)
-        if name is None:
+        field = _dotted(part.value)
+        if field is None:
             raise UpstreamError(f"{where} has a replacement field other than {{name}} or {{name.attribute}}")
-        if name in fill:
-            parts.append([name])
+        if field in fill:
+            parts.append([field])
             continue
-        text = literal(path, name) if "." not in name else None
+        text = literal(path, field) if "." not in field else None
         if not isinstance(text, str):
-            raise UpstreamError(f"{where} uses {name}, which is neither filled in nor a string in {path}")
+            raise UpstreamError(f"{where} uses {field}, which is neither filled in nor a string in {path}")
         parts.append(text)
     return parts
 
