@@ -300,3 +300,13 @@ def test_fact_runs_against_a_fetcher_of_the_user(pytester: pytest.Pytester) -> N
         result = p.run(ENTRY + '[benchmarks.options]\nfact_fetcher = "fetcher_for_tests:nothing_here"\n')
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         assert "options.fact_fetcher: Value error, cannot load the fetcher" in result.stderr.str()
+
+
+def test_another_tool_is_the_tools_mode(pytester: pytest.Pytester) -> None:
+    """A tool other than the corpus's (an installed web search is named the same way): mode ``tools``."""
+    with serve(pytester, project_for(pytester, race_judge(by_task))) as p:
+        result = p.run(ENTRY + 'backend = "agent"\ntools = ["calculator"]\n[benchmarks.options]\nlanguage = "zh"\n')
+        result.assert_outcomes(passed=1)
+        (record,) = p.records("liveresearch").values()
+        assert record["research_mode"] == {"mode": "tools", "tools": ["calculator"], "corpus": None}
+        assert p.summary("liveresearch")["research_modes"] == ["tools"]

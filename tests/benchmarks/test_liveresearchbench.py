@@ -7,7 +7,10 @@ protocol files, all written for these tests; see its README).
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +180,77 @@ def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester) -> None:
     again = {r["record_id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert all(again[k][c] == records[k][c] for k in records for c in columns)
     assert again["marketJevalTest01"]["scoring_metadata"]["protocols"]["citation"]["rubric_score"] == 70
+
+
+def fair_judge(prompt: str) -> str:
+    """Every checklist item met, no issue found, and depth a tie (the oracle's report is the reference itself)."""
+    if '"evaluations"' in prompt:
+        return evaluations(re.findall(r"^- ([pq][0-9]+): ", prompt, re.M), set())
+    if "REPORT A:" in prompt:
+        return json.dumps({"winner": "tie", "justification": "the same report"})
+    return json.dumps({"specific_issues": [], "total_issues": 0, "score": 100, "justification": "none"})
+
+
+def test_the_oracle_says_the_reference_report_and_passes(pytester: pytest.Pytester) -> None:
+    with serve(pytester, Responder(judge=fair_judge)) as p:
+        result = p.run(entry(keys='agent = "oracle"\n'))
+        result.assert_outcomes(passed=1, failed=1)
+        records = p.records("liveresearchbench")
+        assert not [b for b in p.chat_bodies() if b["model"] == "test-model"]  # the oracle sends nothing
+        market, policy = records["marketJevalTest01"], records["policyJevalTest02"]
+        assert market["agent"]["name"] == "oracle" and market["is_correct"] is True
+        reference = (HERE / "clone" / "data" / "reference_reports" / "qid_marketJevalTest01_report.md").read_text()
+        assert market["model_answer"] == reference
+        assert (market["presentation"], market["coverage"], market["consistency"], market["citation"],
+                market["depth"]) == (100.0, 100.0, 100, 100, 50.0)
+        assert market["depth_outcomes"] == ["tie", "tie"]
+        # the test clone has no reference report for the second question: the oracle has nothing to say
+        assert policy["model_answer"] == "" and policy["is_correct"] is False and policy["coverage"] == 0.0
+
+
+def test_bad_settings_are_usage_errors_before_any_request(pytester: pytest.Pytester) -> None:
+    no_clone = f'[[benchmarks]]\nname = "liveresearchbench"\ndata_files = "{HERE / "question_with_checklist.jsonl"}"\n'
+    with serve(pytester, Responder()) as p:
+        for suite, message in [
+            (no_clone, "liveresearchbench needs data_dir = a clone of github.com/SalesforceAIResearch"),
+            (entry('protocols = ["depth", "breadth"]\n'), "options.protocols.1: Input should be 'presentation'"),
+            (entry('protocols = ["depth", "depth"]\n'), "name each protocol once"),
+            (entry(date="30 June 2025"), "options.current_date: Value error, Invalid isoformat string"),
+            (entry('corpus = "nowhere"\n'), "options.corpus: Value error, no such folder"),
+        ]:
+            result = p.run(suite)
+            assert result.ret in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED), suite
+            assert message in result.stdout.str() + result.stderr.str(), suite
+        assert p.chat_bodies() == []
+
+
+def test_the_judges_get_the_clones_prompts_and_own_wording_where_it_has_none(pytester: pytest.Pytester,
+                                                                             tmp_path: Path) -> None:
+    with serve(pytester, responder()) as p:
+        p.run(ENTRY)
+        asked = p.responder.judge_prompts
+        assert len(asked) == 6 + 4 and all(t.count("TEST-CLONE-PROMPT") == 1 for t in asked)
+        rubric = (HERE / "clone/liveresearchbench/criteria/citation.py").read_text().split('"""')[3]
+        (citation,) = [t for t in asked if "TEST-CLONE-PROMPT citation" in t and "MODEL-REPORT heat" in t]
+        assert rubric in citation and "Today is June 30, 2025" in citation  # a module literal and a filled name
+        assert citation.endswith('"justification"\n  ]\n}')  # the schema closes the prompt, as upstream's client
+        assert "Please respond with valid JSON that matches this schema:" in citation
+        market = p.records("liveresearchbench")["marketJevalTest01"]
+        sources = market["scoring_metadata"]["context"]["prompt_sources"]
+        assert sources["depth"] == ("upstream liveresearchbench/criteria/depth.py:create_depth_comparison_prompt(), "
+                                    "create_depth_user_prompt()")
+        assert not any("own wording" in d for d in market["scoring_metadata"]["deviations"])
+    clone = tmp_path / "clone"
+    shutil.copytree(HERE / "clone", clone)
+    (clone / "liveresearchbench/criteria/coverage.py").unlink()
+    with serve(pytester, responder()) as p:
+        p.run(entry('protocols = ["coverage", "depth"]\n').replace(str(HERE / "clone"), str(clone)))
+        coverage = [t for t in p.responder.judge_prompts if '"evaluations"' in t]
+        assert coverage and all("TEST-CLONE-PROMPT" not in t and "RESEARCH QUERY:" in t for t in coverage)
+        market = p.records("liveresearchbench")["marketJevalTest01"]
+        assert market["coverage"] == pytest.approx(200 / 3) and market["depth"] == 75.0
+        assert market["scoring_metadata"]["deviations"][1] == (
+            "the judge prompts of coverage are pytest-jeval's own wording around upstream's fixed checklist, rubric "
+            "tables and depth dimensions (the clone has no prompt function for them)")
+        assert market["scoring_metadata"]["context"]["prompt_sources"]["coverage"].startswith(
+            "pytest-jeval's own wording (cannot read ")

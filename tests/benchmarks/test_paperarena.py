@@ -141,3 +141,27 @@ def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester) -> None:
     assert {k: r["is_correct"] for k, r in again.items()} == {k: r["is_correct"] for k, r in records.items()}
 
 
+
+
+def test_the_judge_prompt_comes_from_a_clone_of_the_code(pytester: pytest.Pytester) -> None:
+    with serve(pytester, Responder(judge=judge)) as p:
+        result = p.run(entry(f'code_dir = "{HERE / "code"}"\n', keys='agent = "oracle"\n'))
+        result.assert_outcomes(passed=4)
+        assert len(p.responder.judge_prompts) == 4
+        assert all(t.startswith("TEST-CODE-JUDGE-PROMPT\nGround truth answer: ") for t in p.responder.judge_prompts)
+        for record in p.records("paperarena").values():
+            meta = record["scoring_metadata"]
+            assert meta["judge_prompt_source"] == (
+                "upstream paperarena_hub/tools/scorer.py:LLMScorer._create_judge_prompt()")
+            assert not any("own wording" in d for d in meta["deviations"])
+        result = p.run(entry(keys='agent = "oracle"\n'))  # no code_dir: the project's wording, declared
+        assert not [t for t in p.responder.judge_prompts[4:] if "TEST-CODE" in t]
+        for record in p.records("paperarena").values():
+            assert record["scoring_metadata"]["judge_prompt_source"] == "pytest-jeval's own wording"
+            assert record["scoring_metadata"]["deviations"][-1].startswith("the judge prompt is pytest-jeval's own")
+        sent = len(p.chat_bodies())
+        result = p.run(entry(f'code_dir = "{HERE / "papers"}"\n'))  # not a clone of the code: refused
+        assert result.ret in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED)
+        assert "code_dir should be a clone of github.com/Melmaphother/PaperArena" in (
+            result.stdout.str() + result.stderr.str())
+        assert len(p.chat_bodies()) == sent  # before any request

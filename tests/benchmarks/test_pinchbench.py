@@ -108,6 +108,8 @@ def test_a_model_works_the_tasks_with_the_tools_and_sessions(pytester: pytest.Py
         memory = records["task_03_project_memory"]
         assert memory["breakdown"] == {"automated.memory_saved": 1.0, "automated.passphrase_recalled": 1.0}
         assert memory["turn_count"] == 5
+        assert memory["scoring_metadata"]["deviations"][-1].startswith("a new_session session starts a fresh")
+        assert not any("new_session" in d for d in records["task_01_beta_date"]["scoring_metadata"]["deviations"])
         bodies = [b for b in p.chat_bodies() if "Please remember" in json.dumps(b) or "I saved some notes" in
                   json.dumps(b)]
         last = bodies[-1]["messages"]
@@ -261,3 +263,29 @@ def test_a_task_file_that_breaks_the_format_is_a_clear_error(pytester: pytest.Py
             result.stdout.str() + result.stderr.str())
 
 
+
+
+def test_the_judge_gets_the_clones_prompt_and_own_wording_without_it(pytester: pytest.Pytester,
+                                                                     tmp_path: Path) -> None:
+    only = entry(options='tasks = ["task_02_sales_report"]\n', keys='agent = "oracle"\n')
+    with serve(pytester, Responder(judge=judge)) as p:
+        p.run(only)
+        (prompt,) = p.responder.judge_prompts
+        assert prompt.startswith("TEST-CLONE-JUDGE-PROMPT: grade the agent")
+        assert "## Task\ndata/sales.csv lists sales" in prompt and "## Grading Rubric\n" in prompt
+        assert "## Workspace Files Created by Agent\n### File: data/sales.csv\n" in prompt  # upstream's section
+        record = p.records("pinchbench")["task_02_sales_report"]
+        assert record["scoring_metadata"]["context"]["judge_prompt_source"] == (
+            "upstream scripts/lib_grading.py:_build_judge_prompt()")
+        assert not any("judge prompt is" in d for d in record["scoring_metadata"]["deviations"])
+    clone = tmp_path / "clone"
+    shutil.copytree(CLONE, clone)
+    (clone / "scripts" / "lib_grading.py").unlink()
+    with serve(pytester, Responder(judge=judge)) as p:
+        p.run(only.replace(str(CLONE), str(clone)))
+        (prompt,) = p.responder.judge_prompts
+        assert prompt.startswith("You are a grading function") and "TEST-CLONE" not in prompt
+        again = p.records("pinchbench")["task_02_sales_report"]
+        assert again["task_score"] == record["task_score"] == 1.0
+        assert again["scoring_metadata"]["deviations"][2].startswith(
+            "the judge prompt is pytest-jeval's wording of upstream's judge prompt (cannot read ")

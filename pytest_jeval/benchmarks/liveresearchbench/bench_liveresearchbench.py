@@ -19,6 +19,7 @@ from pydantic import Field, field_validator
 
 from pytest_jeval import Benchmark, HubDataset, LoadContext, Reply, Sample, Score
 from pytest_jeval.agents import AgentSpec
+from pytest_jeval.agents.spec import OracleStep, SayStep
 from pytest_jeval.benchmarks._research.judgelog import JudgeLog
 from pytest_jeval.benchmarks._research.mode import CorpusOptions, check_corpus, research_environment, research_mode
 from pytest_jeval.benchmarks.liveresearchbench.data import LAYOUT, read_grouped
@@ -38,12 +39,22 @@ ALL: tuple[Protocol, ...] = ("presentation", "coverage", "consistency", "citatio
 EXPECTED = "mean of the protocol scores >= 50 (pytest-jeval's per-report pass mark; upstream reports the columns)"
 DEVIATIONS = (
     "the judge is the suite's [judge] model (upstream: GPT-5 and Gemini 2.5 Pro, averaged)",
-    "the judges' instructions are pytest-jeval's own wording around upstream's fixed checklist, rubric tables and "
-    "depth dimensions (read from the clone)",
     "a reply that is not JSON matching the protocol's schema leaves that protocol unscored (upstream's client "
     "retries, then the report's protocol is missing)",
     "checklist evaluations for item ids that were not asked are ignored (upstream adds them to the sum)",
 )
+OWN_WORDING = ("the judge prompts of {names} are pytest-jeval's own wording around upstream's fixed checklist, rubric "
+               "tables and depth dimensions (the clone has no prompt function for them)")
+
+
+def deviations(sources: dict[str, str] | None, protocols: list[str]) -> list[str]:
+    """The record's differences from upstream: :data:`DEVIATIONS`, and which graded protocols' prompts are not
+    upstream's (``sources`` from :func:`~.data.prompt_templates`; None when scoring again from stored replies)."""
+    out = list(DEVIATIONS)
+    own = [name for name in protocols if sources is not None and not str(sources.get(name, "")).startswith("upstream")]
+    if own:
+        out.insert(1, OWN_WORDING.format(names=", ".join(own)))
+    return out
 
 
 class Options(CorpusOptions):
@@ -98,6 +109,7 @@ def grade(log: JudgeLog, *, query: str, report: str, meta: dict[str, Any]) -> di
     protocol = meta["protocol"]
     today = datetime.date.fromisoformat(meta["today"]).strftime("%B %d, %Y")
     structured = bool(meta.get("structured_output", True))
+    templates = protocol.get("prompts")
     verdicts: dict[str, Any] = {}
     for name in meta["protocols"]:
         if not report.strip():
@@ -109,13 +121,13 @@ def grade(log: JudgeLog, *, query: str, report: str, meta: dict[str, Any]) -> di
             items = (dict(protocol["presentation_questions"]) if name == "presentation"
                      else checklist_ids("q", meta["checklists"]))
             verdicts[name] = presentation_or_coverage(log, name, query=query, report=report, items=items, today=today,
-                                                      structured=structured)
+                                                      structured=structured, templates=templates)
         elif name in ("consistency", "citation"):
             verdicts[name] = pointwise(log, name, query=query, report=report, rubric=protocol[f"{name}_rubric"],
-                                       today=today, structured=structured)
+                                       today=today, structured=structured, templates=templates)
         else:
             verdicts[name] = depth(log, query=query, report=report, reference=meta["reference"],
-                                   dimensions=protocol["depth_dimensions"], structured=structured)
+                                   dimensions=protocol["depth_dimensions"], structured=structured, templates=templates)
     return verdicts
 
 
@@ -126,6 +138,8 @@ def replay_context(meta: dict[str, Any]) -> dict[str, Any]:
             "presentation_items": sorted(protocol["presentation_questions"]),
             "has_reference": meta["reference"] is not None,
             "rubrics": {k: protocol[f"{k}_rubric"] for k in ("consistency", "citation")},
+            "prompt_sources": {k: v for k, v in (protocol.get("prompt_sources") or {}).items()
+                               if k in meta["protocols"]},
             "structured_output": bool(meta.get("structured_output", True))}
 
 
@@ -135,7 +149,8 @@ def to_score(verdicts: dict[str, Any], log: JudgeLog, extra: dict[str, Any], con
     fields["depth_outcomes"] = verdicts.get("depth", {}).get("outcomes") if "depth" in verdicts else None
     fields.update(extra)
     scored = [v["score"] for v in verdicts.values() if v.get("score") is not None]
-    meta = {"protocols": verdicts, "deviations": list(DEVIATIONS), "context": context, **log.metadata()}
+    meta = {"protocols": verdicts, "deviations": deviations(context.get("prompt_sources"), list(verdicts)),
+            "context": context, **log.metadata()}
     unscored = sorted(name for name, v in verdicts.items() if v.get("score") is None)
     if unscored:
         meta["unscored_protocols"] = unscored
@@ -146,6 +161,12 @@ def to_score(verdicts: dict[str, Any], log: JudgeLog, extra: dict[str, Any], con
     value = sum(scored) / len(scored) / 100
     return Score(correct=value >= 0.5, value=value, extracted=round(value * 100, 2), expected=EXPECTED, metadata=meta,
                  fields=fields)
+
+
+def gold_steps(sample: Sample) -> list[OracleStep]:
+    """The oracle's report: the question's reference report from the clone (upstream has one for each of the 80
+    public questions); an empty report for a question without one, which fails every protocol."""
+    return [SayStep(str(sample.metadata.get("reference") or ""))]
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -184,7 +205,7 @@ BENCHMARK = Benchmark(
     data_dir=LAYOUT,
     options=Options,
     summarize_extra=summarize,
-    agent=AgentSpec(environment=research_environment),
+    agent=AgentSpec(environment=research_environment, oracle=gold_steps),
 )
 
 

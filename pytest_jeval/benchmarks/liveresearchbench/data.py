@@ -10,7 +10,10 @@
   ``data_dir``: the reference reports ``data/reference_reports/qid_<qid>_report.md`` (depth's pairwise opponent),
   and the protocols' fixed parts, read from ``liveresearchbench/criteria/`` without running it:
   ``PRESENTATION_QUESTIONS`` (the fixed presentation checklist), ``CONSISTENCY_RUBRIC`` and ``CITATION_RUBRIC``
-  (issue counts to scores), ``DEPTH_DIMENSIONS`` (the five depth dimensions).
+  (issue counts to scores), ``DEPTH_DIMENSIONS`` (the five depth dimensions), and the judges' prompts, which
+  upstream's ``create_*_prompt`` functions build as f-strings (:data:`PROMPT_FUNCTIONS`, read with
+  :func:`~pytest_jeval.benchmarks._research.upstream.fstring`). A clone without a prompt function gets this
+  project's own wording for that protocol (:mod:`.protocols`), which every record then declares.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_jeval.benchmarks._research.upstream import UpstreamError, literal
+from pytest_jeval.benchmarks._research.upstream import UpstreamError, fstring, literal
 from pytest_jeval.core.benchmark import Benchmark, LoadContext
 from pytest_jeval.suite.dataset import DatasetLoadError, iter_rows, load_rows
 
-__all__ = ["LAYOUT", "Protocol", "fill_placeholders", "grouped_rows", "protocol_data", "read_grouped",
-           "reference_report"]
+__all__ = ["LAYOUT", "PROMPT_FUNCTIONS", "Protocol", "fill_placeholders", "grouped_rows", "prompt_templates",
+           "protocol_data", "read_grouped", "reference_report"]
 
 LAYOUT = ("a clone of github.com/SalesforceAIResearch/LiveResearchBench: data/reference_reports/qid_<qid>_report.md "
           "and liveresearchbench/criteria/{presentation,consistency,citation,depth}.py")
@@ -36,8 +39,25 @@ PROTOCOL_FILES = {
     "depth_dimensions": ("liveresearchbench/criteria/depth.py", "DEPTH_DIMENSIONS"),
 }
 
+_FILLED = frozenset({"query", "report_content", "current_date", "checklist_section"})
+PROMPT_FUNCTIONS: dict[str, tuple[str, tuple[str, str | None], tuple[str, str | None], frozenset[str]]] = {
+    "presentation": ("liveresearchbench/criteria/presentation.py", ("create_presentation_prompt", "system_prompt"),
+                     ("create_presentation_prompt", "user_prompt"), _FILLED),
+    "coverage": ("liveresearchbench/criteria/coverage.py", ("create_coverage_prompt", "system_prompt"),
+                 ("create_coverage_prompt", "user_prompt"), _FILLED),
+    "consistency": ("liveresearchbench/criteria/consistency.py", ("create_consistency_prompt", "system_prompt"),
+                    ("create_consistency_prompt", "user_prompt"), _FILLED),
+    "citation": ("liveresearchbench/criteria/citation.py", ("create_citation_prompt", "system_prompt"),
+                 ("create_citation_prompt", "user_prompt"), _FILLED),
+    "depth": ("liveresearchbench/criteria/depth.py", ("create_depth_comparison_prompt", None),
+              ("create_depth_user_prompt", None), frozenset({"query", "report_a", "report_b"})),
+}
+"""Per protocol: the file, the (function, variable) of its system prompt and of its user prompt (``None``: the
+function's return value), and the names filled in at grading time."""
+
 Protocol = dict[str, Any]
-"""The protocols' fixed parts by name (see :data:`PROTOCOL_FILES`)."""
+"""The protocols' fixed parts by name (see :data:`PROTOCOL_FILES`), and ``prompts`` / ``prompt_sources``
+(:func:`prompt_templates`)."""
 
 
 def fill_placeholders(text: str, today: datetime.date) -> str:
@@ -61,7 +81,24 @@ def protocol_data(clone: Path) -> Protocol:
         if not isinstance(value, want) or not value:
             raise DatasetLoadError(f"{clone / rel}: {name} should be a non-empty {want.__name__}")
         found[key] = value
+    found["prompts"], found["prompt_sources"] = prompt_templates(clone)
     return found
+
+
+def prompt_templates(clone: Path) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Each protocol's system and user prompt templates from the clone (where it has them), and where each
+    protocol's prompts come from: upstream's function, or this project's own wording and why."""
+    templates: dict[str, dict[str, Any]] = {}
+    sources: dict[str, str] = {}
+    for name, (rel, system, user, fill) in PROMPT_FUNCTIONS.items():
+        try:
+            templates[name] = {"system": fstring(clone / rel, system[0], system[1], set(fill)),
+                               "user": fstring(clone / rel, user[0], user[1], set(fill))}
+        except UpstreamError as exc:
+            sources[name] = f"pytest-jeval's own wording ({exc})"
+            continue
+        sources[name] = f"upstream {rel}:{system[0]}()" + (f", {user[0]}()" if user[0] != system[0] else "")
+    return templates, sources
 
 
 def reference_report(clone: Path, qid: str) -> str | None:

@@ -17,8 +17,10 @@ the reference as B, then swapped, each verdict mapped back to the model (``win``
 A reply is read as upstream's OpenAI path reads it: the whole reply (code fences removed) must be one JSON object,
 and it must match the protocol's schema. Anything else leaves that protocol unscored for the item, never 0.
 
-The judge's instructions are this project's own wording (upstream's are code, not data); the fixed checklist,
-rubric tables and depth dimensions are upstream's, read from the user's clone.
+The judge's prompts are upstream's, built by its ``create_*_prompt`` functions and read from the user's clone as
+templates (:mod:`.data`); for a protocol whose function the clone lacks, this project's own wording stands in around
+upstream's fixed checklist, rubric tables and depth dimensions. As upstream's OpenAI client does, the user prompt
+ends with the protocol's JSON schema.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_jeval.benchmarks._research.judgelog import JudgeFailed, JudgeLog
+from pytest_jeval.benchmarks._research.upstream import render
 
 __all__ = ["PROTOCOLS", "Verdict", "depth", "parse_reply", "pointwise", "presentation_or_coverage", "rubric_score"]
 
@@ -99,7 +102,7 @@ def parse_reply(text: str, schema: Mapping[str, Any]) -> dict[str, Any] | None:
 def _ask(log: JudgeLog, key: str, system: str, user: str, schema: Mapping[str, Any],
          structured: bool) -> tuple[dict[str, Any] | None, str | None]:
     """``(parsed reply, None)``, or ``(None, why not)``."""
-    prompt = (user + "\n\nRespond with valid JSON that matches this schema:\n" + json.dumps(schema, indent=2))
+    prompt = user + "\n\nPlease respond with valid JSON that matches this schema:\n" + json.dumps(schema, indent=2)
     options: dict[str, Any] = {}
     if structured:
         options["response_format"] = {"type": "json_schema", "json_schema": {"name": "grading_response",
@@ -124,14 +127,25 @@ COVERAGE_FOCUS = ("The items ask for specific information the research query req
                   "the information could be found, instead of giving it, does not satisfy an item.")
 
 
+def _upstream(templates: Mapping[str, Any] | None, protocol: str, values: dict[str, str]) -> tuple[str, str] | None:
+    """Upstream's system and user prompts of ``protocol`` filled with ``values`` (None: the clone has none)."""
+    found = (templates or {}).get(protocol)
+    if not found:
+        return None
+    return render(found["system"], values), render(found["user"], values)
+
+
 def presentation_or_coverage(log: JudgeLog, protocol: str, *, query: str, report: str, items: Mapping[str, str],
-                             today: str, structured: bool) -> Verdict:
+                             today: str, structured: bool, templates: Mapping[str, Any] | None = None) -> Verdict:
     """The checklist protocols: ``items`` by id (``p1``... for presentation, ``q1``... for coverage)."""
     prefix = "p" if protocol == "presentation" else "q"
     focus = PRESENTATION_FOCUS if protocol == "presentation" else COVERAGE_FOCUS
     listed = "\n".join(f"- {key}: {text}" for key, text in items.items())
-    user = f"RESEARCH QUERY:\n{query}\n\nREPORT:\n{report}\n\nCHECKLIST ({focus}):\n{listed}"
-    parsed, why = _ask(log, protocol, CHECKLIST_SYSTEM.format(today=today), user, checklist_schema(prefix), structured)
+    values = {"query": query, "report_content": report, "current_date": today, "checklist_section": listed}
+    system, user = _upstream(templates, protocol, values) or (
+        CHECKLIST_SYSTEM.format(today=today),
+        f"RESEARCH QUERY:\n{query}\n\nREPORT:\n{report}\n\nCHECKLIST ({focus}):\n{listed}")
+    parsed, why = _ask(log, protocol, system, user, checklist_schema(prefix), structured)
     if parsed is None:
         return {"score": None, "unscored_reason": why, "items": len(items)}
     evaluations = parsed["evaluations"]
@@ -169,10 +183,12 @@ def rubric_score(rubric: str, issues: int) -> int | None:
 
 
 def pointwise(log: JudgeLog, protocol: str, *, query: str, report: str, rubric: str, today: str,
-              structured: bool) -> Verdict:
+              structured: bool, templates: Mapping[str, Any] | None = None) -> Verdict:
     """The pointwise protocols (consistency, citation): the judge's score, and the rubric's for its issue count."""
-    system = POINTWISE_SYSTEM.format(criterion=CRITERIA[protocol], today=today, rubric=rubric.strip())
-    user = f"TASK: {query}\n\nREPORT TO EVALUATE:\n{report}"
+    values = {"query": query, "report_content": report, "current_date": today}
+    system, user = _upstream(templates, protocol, values) or (
+        POINTWISE_SYSTEM.format(criterion=CRITERIA[protocol], today=today, rubric=rubric.strip()),
+        f"TASK: {query}\n\nREPORT TO EVALUATE:\n{report}")
     parsed, why = _ask(log, protocol, system, user, POINTWISE_SCHEMA, structured)
     if parsed is None:
         return {"score": None, "unscored_reason": why}
@@ -198,7 +214,7 @@ OUTCOME = {("A", "A"): "win", ("A", "B"): "loss", ("B", "A"): "loss", ("B", "B")
 
 
 def depth(log: JudgeLog, *, query: str, report: str, reference: str | None, dimensions: Mapping[str, str],
-          structured: bool) -> Verdict:
+          structured: bool, templates: Mapping[str, Any] | None = None) -> Verdict:
     """Depth: the report against the reference, the report as A then as B; ``outcomes`` for the model, both orders."""
     if reference is None:
         return {"score": None, "unscored_reason": "the clone has no reference report for this question "
@@ -209,8 +225,10 @@ def depth(log: JudgeLog, *, query: str, report: str, reference: str | None, dime
     raw: list[str] = []
     for key, model_is, (a, b) in (("depth.model_first", "A", (report, reference)),
                                   ("depth.model_second", "B", (reference, report))):
-        user = f"ORIGINAL QUERY:\n{query}\n\n---\n\nREPORT A:\n{a}\n\n---\n\nREPORT B:\n{b}"
-        parsed, why = _ask(log, key, system, user, DEPTH_SCHEMA, structured)
+        upstream = _upstream(templates, "depth", {"query": query, "report_a": a, "report_b": b})
+        asked_system, user = upstream or (
+            system, f"ORIGINAL QUERY:\n{query}\n\n---\n\nREPORT A:\n{a}\n\n---\n\nREPORT B:\n{b}")
+        parsed, why = _ask(log, key, asked_system, user, DEPTH_SCHEMA, structured)
         if parsed is None:
             return {"score": None, "unscored_reason": f"{key.split('.')[1].replace('_', ' ')}: {why}",
                     "outcomes": outcomes}

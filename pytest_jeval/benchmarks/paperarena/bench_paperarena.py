@@ -24,6 +24,7 @@ from pytest_jeval import Benchmark, LoadContext, Sample, Score
 from pytest_jeval.agents import AgentSpec, Episode
 from pytest_jeval.agents.spec import OracleStep, SayStep, ToolStep
 from pytest_jeval.benchmarks._research.judgelog import JudgeFailed, JudgeLog
+from pytest_jeval.benchmarks._research.upstream import Template, UpstreamError, fstring, render
 from pytest_jeval.benchmarks.paperarena.papers import find_paper
 from pytest_jeval.benchmarks.paperarena.tools import TOOLS, environment
 from pytest_jeval.scoring.registry import answer_of, register_scorer
@@ -43,14 +44,23 @@ OFFLINE = {"PDF Parser": "paper_read", "RAG": "paper_search", "Code Executor": "
 Database Query) it has not."""
 DEVIATIONS = (
     "the judge is the suite's [judge] model (upstream: gpt-4o-mini-2024-07-18 at temperature 0)",
-    "the judge prompt is pytest-jeval's own wording with upstream's output contract (the dataset and code have no "
-    "licence)",
     "a judge call that fails, or a reply upstream cannot read, leaves the question unscored (upstream counts it "
     "wrong)",
     "an empty answer is wrong without a judge call",
     "the agent has no web search, cross-reference lookup, paper database or figure analysis (offline); "
     "unavailable_tools lists those the question's tool chain used",
 )
+
+
+OWN_JUDGE_PROMPT = ("the judge prompt is pytest-jeval's own wording with upstream's output contract (no code_dir: "
+                    "upstream's code carries no licence, so its prompt ships nowhere here)")
+JUDGE_SOURCE = ("paperarena_hub/tools/scorer.py", "LLMScorer._create_judge_prompt")
+
+
+def judge_template(code_dir: Path) -> Template:
+    """Upstream's judge prompt, the f-string ``LLMScorer._create_judge_prompt`` returns in a clone of the PaperArena
+    code, as a template (read with :mod:`ast`, never run); UpstreamError when the clone has none this can read."""
+    return fstring(code_dir / JUDGE_SOURCE[0], JUDGE_SOURCE[1], None, {"question", "response", "ground_truth"})
 
 
 class Options(BaseModel):
@@ -68,6 +78,19 @@ class Options(BaseModel):
     """Only papers of these conferences (upstream's ``filter_conference``)."""
     skip_missing_papers: bool = False
     """Skip the questions whose paper the cache lacks (counted as skipped rows) instead of refusing the run."""
+    code_dir: SuitePath | None = None
+    """A clone of github.com/Melmaphother/PaperArena (the code): the judge prompt is then upstream's, read from its
+    ``paperarena_hub/tools/scorer.py``; without it, pytest-jeval's own wording (declared in every record)."""
+
+    @field_validator("code_dir")
+    @classmethod
+    def _has_prompt(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            try:
+                judge_template(value)
+            except UpstreamError as exc:
+                raise ValueError(f"{exc} (code_dir should be a clone of github.com/Melmaphother/PaperArena)") from None
+        return value
 
     @field_validator("papers")
     @classmethod
@@ -130,6 +153,7 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | Non
         metadata={"pdf_name": name, "papers": str(options.papers), "qa_type": qa["qa_type"],
                   "difficulty": qa.get("difficulty"), "tool_chain": chain, "title": row["paper"].get("title"),
                   "conference": row["paper"].get("conference"),
+                  "judge_template": judge_template(options.code_dir) if options.code_dir is not None else None,
                   "unavailable_tools": sorted({t for t in chain if t not in OFFLINE})},
     )
 
@@ -188,13 +212,18 @@ def judge_answer(log: JudgeLog, *, question: str, gold: str, answer: str, meta: 
     fields = {"qa_type": meta.get("qa_type"), "difficulty": meta.get("difficulty"),
               "tool_chain": meta.get("tool_chain"), "unavailable_tools": meta.get("unavailable_tools"),
               "judge_confidence": None}
-    base = {"deviations": list(DEVIATIONS)}
+    template = meta.get("judge_template")
+    source = (f"upstream {JUDGE_SOURCE[0]}:{JUDGE_SOURCE[1]}()" if template
+              else meta.get("judge_prompt_source") or "pytest-jeval's own wording")
+    base = {"deviations": list(DEVIATIONS) + ([] if source.startswith("upstream") else [OWN_JUDGE_PROMPT]),
+            "judge_prompt_source": source}
     if not answer.strip():
         return Score(correct=False, value=0.0, extracted="", expected=gold, metadata={**base, "empty_answer": True},
                      fields=fields)
     try:
-        reply = log.ask("judge", [{"role": "user", "content": JUDGE_PROMPT.format(
-            question=question, ground_truth=gold, response=answer)}])
+        text = (render(template, {"question": question, "ground_truth": gold, "response": answer}) if template
+                else JUDGE_PROMPT.format(question=question, ground_truth=gold, response=answer))
+        reply = log.ask("judge", [{"role": "user", "content": text}])
     except JudgeFailed as exc:
         return Score(correct=None, expected=gold, metadata={"unscored_reason": str(exc), **base, **log.metadata()},
                      fields=fields)
@@ -269,5 +298,6 @@ def record_paperarena(record: dict[str, Any], reparse_judge: bool = False) -> Sc
     if not reparse_judge or not meta.get("judge_calls"):
         return stored_score(record)
     fields = {k: record.get(k) for k in ("qa_type", "difficulty", "tool_chain", "unavailable_tools")}
+    fields["judge_prompt_source"] = meta.get("judge_prompt_source")
     return judge_answer(JudgeLog.replay(record), question=str(record.get("question") or ""),
                         gold=str(record.get("expected") or ""), answer=answer_of(record), meta=fields)

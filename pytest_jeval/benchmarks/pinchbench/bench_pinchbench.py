@@ -36,6 +36,7 @@ from pytest_jeval.benchmarks.pinchbench.grading import (
     breakdown,
     combine,
     judge_part,
+    judge_template,
     run_grader,
     workspace_text,
 )
@@ -51,12 +52,29 @@ SYSTEM = ("You are an agent working for a user in a workspace folder. Use the to
 DEVIATIONS = (
     "the agent is pytest-jeval's tool loop with OpenClaw's core tools (read, write, edit, exec; no web, browser or "
     "image tools), not OpenClaw itself",
-    "the judge is the suite's [judge] model with pytest-jeval's wording of upstream's judge prompt (upstream: "
-    "Claude Opus 4.5 through OpenClaw)",
+    "the judge is the suite's [judge] model, asked directly (upstream: Claude Opus 4.5 through an OpenClaw agent)",
     "a grader that raises or times out, and a judge that fails or gives no total, leave the task unscored "
     "(upstream: the run stops, or the judge part scores 0)",
     "the episode's time limit is the suite's episode_timeout, not the task's timeout_seconds (recorded)",
 )
+
+
+OWN_JUDGE_PROMPT = "the judge prompt is {source} (the clone's own could not be read)"
+
+
+NEW_SESSION = ("a new_session session starts a fresh conversation in the same workspace (upstream's runner hands "
+               "each session to OpenClaw, which keeps its own session state)")
+
+
+def deviations(judge_prompt_source: str | None, sessions: list[dict[str, Any]] | None = None) -> list[str]:
+    """The record's differences from upstream; the judge prompt's when it is not the clone's, and the sessions'
+    for a task with a ``new_session`` one."""
+    out = list(DEVIATIONS)
+    if judge_prompt_source and not judge_prompt_source.startswith("upstream"):
+        out.insert(2, OWN_JUDGE_PROMPT.format(source=judge_prompt_source))
+    if any(isinstance(s, dict) and s.get("new_session") for s in sessions or []):
+        out.append(NEW_SESSION)
+    return out
 
 
 def offline_reason(task: Task, options: Options) -> str | None:
@@ -113,6 +131,7 @@ def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterator[dict[str, Any
     if not paths:
         raise DatasetLoadError(f"{ctx.local_dir / 'tasks'} holds no task_*.md; data_dir should be {LAYOUT}")
     graded_in_sandbox = False
+    template, source = judge_template(ctx.local_dir)
     for path in paths:
         try:
             task = load_task(path)
@@ -125,7 +144,8 @@ def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterator[dict[str, Any
             graded_in_sandbox = True
         row = dataclasses.asdict(task)
         row.update(workspace_files=_workspace_files(task, ctx.local_dir), offline_reason=reason,
-                   prompts=task.prompts(), grader_timeout=options.grader_timeout)
+                   prompts=task.prompts(), grader_timeout=options.grader_timeout, judge_template=template,
+                   judge_prompt_source=source)
         yield row
     if graded_in_sandbox:
         from pytest_jeval.sandbox import isolation
@@ -193,8 +213,12 @@ def finish(meta: dict[str, Any], automated: dict[str, Any] | None, judged: dict[
     fields = {"task_score": total, "grading_type": kind, "breakdown": merged,
               "automated_score": automated.get("score") if automated else None,
               "judge_score": judged.get("score") if judged else None, **extra}
-    context = {"grading_type": kind, "grading_weights": meta.get("grading_weights"), "automated": automated}
-    metadata = {"deviations": list(DEVIATIONS), "context": context, "judge": judged, **log.metadata()}
+    source = meta.get("judge_prompt_source") if judged is not None else None
+    sessions: list[dict[str, Any]] = [{"new_session": True} for s in meta.get("sessions") or []
+                                      if s.get("new_session")]
+    context = {"grading_type": kind, "grading_weights": meta.get("grading_weights"), "automated": automated,
+               "judge_prompt_source": source, "sessions": sessions}
+    metadata = {"deviations": deviations(source, sessions), "context": context, "judge": judged, **log.metadata()}
     if total is None:
         reasons = "; ".join(f"{name}: {part['unscored_reason']}" for name, part in parts.items()
                             if part and part.get("unscored_reason"))
@@ -218,7 +242,7 @@ def grade_task(sample: Sample, episode: Episode, judge: Any) -> Score:
         why = "the episode left no workspace to grade"
     if why is not None:
         return Score(correct=None, expected=EXPECTED, fields={"task_score": None, **extra},
-                     metadata={"unscored_reason": why, "deviations": list(DEVIATIONS)})
+                     metadata={"unscored_reason": why, "deviations": deviations(None, meta.get("sessions"))})
     state = episode.state
     if not isinstance(state, PinchState):  # the nop agent keeps no state: grade the workspace as it was made
         state = environment(sample, Path(os.devnull))

@@ -6,8 +6,10 @@
   the transcript on its standard input, so nothing it does changes what the judge reads or the record keeps. Its
   score is the mean of the numbers in the dict it returns (upstream's ``_average_scores``: an empty or non-dict
   result is 0). A grader that raises or times out leaves the task unscored, with its message.
-* **llm_judge**: the judge gets the task's prompt, expected behaviour, the transcript summarised and the workspace
-  files as upstream's ``_build_judge_prompt`` gives them, and the rubric (else the grading criteria), and answers
+* **llm_judge**: the judge gets upstream's prompt: the f-string of the clone's ``scripts/lib_grading.py``
+  ``_build_judge_prompt`` (:func:`judge_template`, read with :mod:`ast`, never run), filled with the task's prompt,
+  expected behaviour, the transcript summarised and the workspace files as upstream gives them, and the rubric (else
+  the grading criteria); a clone without it gets this project's wording of it (:data:`JUDGE_PROMPT`). It answers
   ``{"scores": {criterion: 0-1}, "total": 0-1, "notes"}``; its reply is read and normalised as upstream reads it.
   A judge that fails, or a reply with no total, leaves the judge part unscored (upstream: 0).
 * **hybrid**: ``(automated x w_auto + judge x w_judge) / (w_auto + w_judge)`` with the task's ``grading_weights``
@@ -24,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval.benchmarks._research.judgelog import JudgeFailed, JudgeLog
+from pytest_jeval.benchmarks._research.upstream import Template, UpstreamError, fstring, render
 
-__all__ = ["GRADER_TIMEOUT", "HARNESS", "combine", "judge_part", "normalize_judgement", "parse_judge_text",
+__all__ = ["GRADER_TIMEOUT", "HARNESS", "combine", "judge_part", "judge_template", "normalize_judgement",
+           "parse_judge_text",
            "run_grader", "summarize_transcript", "workspace_text"]
 
 GRADER_TIMEOUT = 60.0
@@ -157,6 +161,21 @@ their sum.
 Reply with only: {{"scores": {{"criterion_name": 0.0}}, "total": 0.0, "notes": "brief justification"}}"""
 
 
+JUDGE_SOURCE = "scripts/lib_grading.py"
+JUDGE_FILL = frozenset({"task.prompt", "task.expected_behavior", "transcript_summary", "rubric", "workspace_content",
+                        "workspace_section"})
+
+
+def judge_template(clone: Path) -> tuple[Template | None, str]:
+    """Upstream's judge prompt from the clone (``_build_judge_prompt``'s returned f-string) as a template, and where
+    the prompt comes from; ``(None, why)`` when the clone has none this can read (then :data:`JUDGE_PROMPT`)."""
+    try:
+        template = fstring(clone / JUDGE_SOURCE, "_build_judge_prompt", None, set(JUDGE_FILL))
+    except UpstreamError as exc:
+        return None, f"pytest-jeval's wording of upstream's judge prompt ({exc})"
+    return template, f"upstream {JUDGE_SOURCE}:_build_judge_prompt()"
+
+
 def _objects(text: str) -> list[str]:
     found: list[str] = []
     depth, start = 0, -1
@@ -239,11 +258,19 @@ def normalize_judgement(parsed: Mapping[str, Any]) -> dict[str, Any]:
 
 def judge_part(log: JudgeLog, *, task: Mapping[str, Any], events: list[dict[str, Any]],
                workspace: str) -> dict[str, Any]:
-    """The judge's part: ``{"score": total or None, "breakdown", "notes", "unscored_reason"?}``."""
+    """The judge's part: ``{"score": total or None, "breakdown", "notes", "unscored_reason"?}``; the prompt is
+    ``task["judge_template"]`` filled in (:func:`judge_template`), else :data:`JUDGE_PROMPT`."""
     rubric = task.get("llm_judge_rubric") or "\n".join(f"- {c}" for c in task.get("grading_criteria") or [])
     files = f"## Workspace Files Created by Agent\n{workspace}\n\n" if workspace.strip() else ""
-    prompt = JUDGE_PROMPT.format(prompt=task["prompt"], expected=task["expected_behavior"],
-                                 transcript=summarize_transcript(events), workspace=files, rubric=rubric)
+    summary = summarize_transcript(events)
+    template = task.get("judge_template")
+    if template:
+        prompt = render(template, {"task.prompt": task["prompt"], "task.expected_behavior": task["expected_behavior"],
+                                   "transcript_summary": summary, "rubric": rubric, "workspace_content": workspace,
+                                   "workspace_section": files})
+    else:
+        prompt = JUDGE_PROMPT.format(prompt=task["prompt"], expected=task["expected_behavior"], transcript=summary,
+                                     workspace=files, rubric=rubric)
     try:
         reply = log.ask("judge", [{"role": "user", "content": prompt}])
     except JudgeFailed as exc:

@@ -8,3 +8,15 @@ CONSISTENCY_RUBRIC = """
 | 50 | 4-9 | Several contradictions |
 | 10 | 10+ | Contradictions throughout |
 """
+
+
+def create_consistency_prompt(query: str, report_content: str, current_date: str | None = None) -> tuple:
+    system_prompt = f"""TEST-CLONE-PROMPT consistency. Count the Factual & Logical contradictions. Today is \
+{current_date}.
+
+{CONSISTENCY_RUBRIC}"""
+    user_prompt = f"""TASK: {query}
+
+REPORT:
+{report_content}"""
+    return system_prompt, user_prompt
