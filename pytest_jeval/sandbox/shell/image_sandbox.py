@@ -323,6 +323,7 @@ class ImageSandbox(Sandbox):
         self.network, self.cpus = network, cpus
         self._lock = threading.Lock()
         self._keeper: _Keeper | None = None
+        self._checks = 0
         base = _episode_base(parent)
         _remove_stale(base)
         root = Path(tempfile.mkdtemp(prefix="tb-", dir=base))
@@ -359,18 +360,33 @@ class ImageSandbox(Sandbox):
     def exec(self, command: str, *, timeout: float, stdin: str | None = None, checker: bool = False) -> ExecOutcome:
         """``bash -c command`` in the image's ``WORKDIR`` as its ``USER``; everything it started dies at the end.
 
-        ``checker=True``: the image's ``ENV`` with the harness's checker environment over it
-        (:func:`~pytest_jeval.sandbox.shell.providers.checker_environment`: a fixed ``HOME``, git guards),
-        ``PATH`` kept from the image; nothing the agent exported reaches it (no exec's environment ever
-        carries over). The Terminal-Bench verifier runs through :meth:`run` with its own environment."""
+        ``checker=True`` (the :class:`~pytest_jeval.sandbox.shell.providers.Sandbox` protocol's checker run): a
+        fresh, empty ``HOME`` (``/root``) and ``/tmp`` bound over the agent's, and the image's ``ENV`` with the
+        harness's checker environment over it
+        (:func:`~pytest_jeval.sandbox.shell.providers.checker_environment`: git guards, no variable the agent
+        set), ``PATH`` kept from the image (its tools live there). Nothing the agent exported reaches any exec:
+        no exec's environment carries over. ``/tests`` and ``/logs`` are what the caller copied in. The
+        Terminal-Bench verifier does not come this way: it runs through :meth:`run`, with fresh ``/tests`` and
+        ``/logs/verifier`` binds and the verifier kit (``benchmarks/_terminal/verify.py``)."""
         env: dict[str, str] | None = None
+        mounts: list[Mount] = []
         if checker:
-            from pytest_jeval.sandbox.shell.providers import checker_environment
+            from pytest_jeval.sandbox.shell.providers import CHECKER_HOME, checker_environment
 
             env = {**self.env, **checker_environment()}
             env["PATH"] = self.env.get("PATH", env["PATH"])
+            self._checks += 1
+            fresh = self.io_dir(f"checker-{self._checks}")
+            home, tmp = fresh / "home", fresh / "tmp"
+            home.mkdir(mode=0o700)
+            tmp.mkdir()
+            os.chmod(tmp, 0o1777)
+            os.chown(home, ENV_UID_BASE + self.uid, ENV_UID_BASE + self.gid)
+            os.chown(tmp, ENV_UID_BASE, ENV_UID_BASE)
+            mounts = [Mount(home, CHECKER_HOME, writable=True), Mount(tmp, "/tmp", writable=True)]
         with self._lock:
-            return self._enter(self._spec(("/bin/bash", "-c", command), env=env), timeout=timeout, stdin=stdin)
+            return self._enter(self._spec(("/bin/bash", "-c", command), env=env, mounts=mounts), timeout=timeout,
+                               stdin=stdin)
 
     def run(self, argv: Sequence[str], *, timeout: float, cwd: str | None = None, env: Mapping[str, str] | None = None,
             mounts: Sequence[Mount] = (), uid: int | None = None, stdin: str | None = None) -> ExecOutcome:

@@ -1,0 +1,37 @@
+"""An image sandbox's checker exec (``exec(..., checker=True)``) gets nothing the agent prepared: a fresh
+``HOME`` and ``/tmp``, the harness's environment over the image's ``ENV``, the image's ``PATH``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_jeval.sandbox.shell.image_sandbox import ImageSandbox
+from tests.terminalbench_support import HARBOR, built
+
+
+@pytest.fixture
+def box() -> Iterator[ImageSandbox]:
+    env = built(HARBOR / "fix-median")  # python:3.11-slim-bookworm with an ENV, a WORKDIR and pip installs
+    sandbox = ImageSandbox(env.lowers, env=dict(env.env), workdir=env.workdir, uid=env.uid, gid=env.gid)
+    yield sandbox
+    sandbox.stop()
+
+
+def test_a_checker_exec_sees_a_fresh_home_and_tmp_and_the_harness_environment(box: ImageSandbox) -> None:
+    image_path = box.env["PATH"]
+    planted = box.exec("echo planted > /tmp/planted; mkdir -p /root/.config; echo x > /root/.config/planted; "
+                       "echo 'export EVIL=1' >> /root/.bashrc; echo -n $HOME", timeout=60)
+    assert planted.returncode == 0, planted.stderr
+    check = box.exec('ls -A /tmp "$HOME"; echo "home=$HOME evil=${EVIL-unset} path=$PATH '
+                     'hooks=$(git config core.hooksPath 2>/dev/null || echo none)"; touch /tmp/mine "$HOME/mine"',
+                     timeout=60, checker=True)
+    assert check.returncode == 0, check.stderr
+    lines = check.stdout.splitlines()
+    assert "planted" not in check.stdout and ".bashrc" not in check.stdout  # both folders are fresh and empty
+    assert lines[-1].startswith("home=/root evil=unset path=" + image_path + " ")
+    # the second checker run gets fresh folders again; the agent's files are still in its own layer
+    again = box.exec("ls -A /tmp /root", timeout=60, checker=True)
+    assert "mine" not in again.stdout and "planted" not in again.stdout
+    assert box.exec("cat /tmp/planted /root/.config/planted", timeout=60).stdout.split() == ["planted", "x"]
