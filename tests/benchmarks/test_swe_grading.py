@@ -7,7 +7,6 @@ project follows, the difference itself is asserted (docs/swebench.md lists them)
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import types
@@ -218,10 +217,10 @@ def upstream(module: str) -> Any:
     """A module of the installed swebench package (its package ``__init__`` bypassed, as the harness does)."""
     if specs.upstream_constants() is None:
         pytest.fail("the cross-check needs the swebench package: run `make swebench`")
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        pytest.fail(f"swebench's {module} cannot be imported ({exc}): run `make swebench`")
+    found = specs.upstream_module(module)  # the bare packages again, should an in-process run have dropped them
+    if found is None:
+        pytest.fail(f"swebench's {module} cannot be imported: run `make swebench`")
+    return found
 
 
 LOGS = [("parse_log_pytest", "pytest-dev/pytest", PYTEST_LOG), ("parse_log_pytest_options", "psf/requests", OPTIONS_LOG),

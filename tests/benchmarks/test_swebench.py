@@ -6,7 +6,6 @@ then graded by the installed ``swebench`` package (``make swebench``), which mus
 
 from __future__ import annotations
 
-import importlib
 import json
 import types
 from collections.abc import Iterator
@@ -46,8 +45,9 @@ def _upstream_report(sample: Sample, log: str, tmp_path: Path) -> dict[str, Any]
     """4.1.0's ``get_eval_report`` on ``log``, the fixture repository routed to the parser its recipe names."""
     if specs.upstream_constants() is None:
         pytest.fail("the cross-check needs the swebench package: run `make swebench`")
-    upstream_grading = importlib.import_module("swebench.harness.grading")
-    upstream_parsers = importlib.import_module("swebench.harness.log_parsers.python")
+    upstream_grading = specs.upstream_module("swebench.harness.grading")
+    upstream_parsers = specs.upstream_module("swebench.harness.log_parsers.python")
+    assert upstream_grading is not None and upstream_parsers is not None, "run `make swebench`"
     meta = sample.metadata
     inst, spec = meta["instance"], meta["spec"]
     path = tmp_path / f"{inst['instance_id']}.log"

@@ -9,6 +9,7 @@ patch may not touch them (:mod:`.patches`), so it cannot change the tests that g
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from pathlib import Path
 from types import TracebackType
@@ -31,7 +32,7 @@ from pytest_jeval.benchmarks._swe.sandboxed import run_script
 from pytest_jeval.benchmarks._swe.trees import copy_tree
 from pytest_jeval.sandbox import ExecResult
 
-__all__ = ["END", "START", "Checkout", "Graded", "apply_patch", "grade_patch", "precheck", "tail"]
+__all__ = ["END", "START", "Checkout", "Graded", "apply_patch", "grade_patch", "precheck", "tail", "workspace_size"]
 
 LOG_TAIL = 3000
 MAX_LOG = 8 * 1024 * 1024
@@ -41,6 +42,29 @@ APPLY_TIMEOUT = 600.0
 def tail(text: str, n: int = LOG_TAIL) -> str:
     """The last ``n`` characters (marked when cut)."""
     return text if len(text) <= n else "[...]\n" + text[-n:]
+
+
+_SIZES: dict[str, tuple[int, int]] = {}
+
+
+def workspace_size(tree: Path) -> tuple[int, int]:
+    """``(bytes, files)`` for a workspace holding a copy of ``tree`` and what a run adds to it: at least the
+    default workspace quota (:data:`~pytest_jeval.sandbox.workdir.WORKSPACE_DISK_BYTES`), else twice the
+    tree and 256 MiB more (a repository's checkout can be far larger than an ordinary episode's files)."""
+    from pytest_jeval.sandbox.workdir import WORKSPACE_DISK_BYTES, WORKSPACE_FILES
+
+    key = os.fspath(tree)
+    if key not in _SIZES:
+        size = count = 0
+        for _folder, dirs, names in os.walk(tree):
+            count += len(dirs) + len(names)
+            for name in names:
+                try:
+                    size += os.lstat(os.path.join(_folder, name)).st_blocks * 512
+                except OSError:
+                    continue
+        _SIZES[key] = (max(WORKSPACE_DISK_BYTES, 2 * size + 256 * 2**20), max(WORKSPACE_FILES, 2 * count + 10_000))
+    return _SIZES[key]
 
 
 class Checkout:
@@ -53,7 +77,8 @@ class Checkout:
     def __enter__(self) -> Checkout:
         from pytest_jeval.sandbox.workdir import make_workspace_dir
 
-        self.path = Path(make_workspace_dir())
+        disk, files = workspace_size(self.prepared.tree.path)
+        self.path = Path(make_workspace_dir(disk_bytes=disk, files=files))
         try:
             copy_tree(self.prepared.tree.path, self.path)
         except BaseException:
@@ -62,10 +87,10 @@ class Checkout:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        from pytest_jeval.sandbox.files import remove_tree
+        from pytest_jeval.sandbox.workdir import remove_workspace_dir
 
         if self.path is not None:
-            remove_tree(str(self.path))
+            remove_workspace_dir(self.path)  # as root a file system of its own: unmounted, then removed
             self.path = None
 
     def write(self, relative: str, text: str) -> None:

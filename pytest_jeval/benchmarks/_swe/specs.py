@@ -71,22 +71,36 @@ class Spec:
 @functools.cache
 def upstream_constants() -> types.ModuleType | None:
     """``swebench.harness.constants`` of the installed package, or None when it is not installed."""
+    return upstream_module("swebench.harness.constants")
+
+
+def upstream_module(name: str) -> types.ModuleType | None:
+    """A module of the installed ``swebench`` package (``swebench.harness....``), or None when it cannot be
+    imported. Where the package's ``__init__`` cannot be imported (it imports Docker and more, which ``make
+    swebench`` leaves out), ``swebench`` and ``swebench.harness`` are put in ``sys.modules`` as bare packages
+    first, each time: something that restores ``sys.modules`` (pytester's in-process runs) may have taken
+    them out since."""
     try:
-        return importlib.import_module("swebench.harness.constants")
+        return importlib.import_module(name)
     except ImportError:
         pass
-    found = importlib.util.find_spec("swebench")
-    if found is None or not found.submodule_search_locations:
-        return None
-    root = Path(next(iter(found.submodule_search_locations)))
-    for name, path in (("swebench", root), ("swebench.harness", root / "harness")):
-        current = sys.modules.get(name)
+    found = importlib.util.find_spec("swebench") if "swebench" not in sys.modules else None
+    if found is not None and found.submodule_search_locations:
+        root = Path(next(iter(found.submodule_search_locations)))
+    else:
+        current = sys.modules.get("swebench")
+        paths = list(getattr(current, "__path__", []) or [])
+        if not paths:
+            return None
+        root = Path(paths[0])
+    for package, path in (("swebench", root), ("swebench.harness", root / "harness")):
+        current = sys.modules.get(package)
         if current is None or not hasattr(current, "__path__"):
-            stub = types.ModuleType(name)  # the package without its __init__ (which imports docker and more)
+            stub = types.ModuleType(package)  # the package without its __init__ (which imports docker and more)
             stub.__path__ = [str(path)]
-            sys.modules[name] = stub
+            sys.modules[package] = stub
     try:
-        return importlib.import_module("swebench.harness.constants")
+        return importlib.import_module(name)
     except ImportError:
         return None
 

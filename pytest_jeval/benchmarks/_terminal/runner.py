@@ -244,7 +244,8 @@ def environment() -> Callable[[Sample, Path], TaskEnv]:
         env = dict(built.env)
         env.setdefault("HOME", _home(built))
         sandbox = ImageSandbox(built.lowers, env=env, workdir=built.workdir, uid=built.uid, gid=built.gid,
-                               network=network, cpus=cpus, file_size_mb=task.storage_mb or 10240)
+                               network=network, cpus=cpus, file_size_mb=task.storage_mb or 10240,
+                               memory_mb=task.memory_mb)
         try:
             first = sandbox.exec("true", timeout=60)
             if first.returncode != 0:
@@ -261,7 +262,8 @@ def environment() -> Callable[[Sample, Path], TaskEnv]:
             "kit_requirements": list(kit.requirements), "kit_python": kit.python,
             "kit_build_seconds": kit.build_seconds,
             "startup_seconds": round(time.monotonic() - start_at, 3), "agent_network": network,
-            "limits": _limits(task, cpus), "deviations": deviations(task, built, kit, network, opts)}
+            "limits": _limits(task, cpus, sandbox.memory_limited),
+            "deviations": deviations(task, built, kit, network, opts, memory=sandbox.memory_limited)}
         return TaskEnv(task, sandbox, built, kit, opts, facts)
 
     return start
@@ -285,18 +287,19 @@ _cpu_lock = threading.Lock()
 _cpu_next = 0
 
 
-def _limits(task: TaskSpec, cpus: tuple[int, ...] | None) -> dict[str, Any]:
+def _limits(task: TaskSpec, cpus: tuple[int, ...] | None, memory: str | None) -> dict[str, Any]:
     applied = {"cpus": task.cpus, "cpus_applied": f"CPU affinity {list(cpus)}" if cpus else
                ("not needed: the machine has no more CPUs" if task.cpus else None),
-               "memory_mb": task.memory_mb, "memory_applied": "not enforced (no cgroup is made per sandbox)"
-               if task.memory_mb else None,
+               "memory_mb": task.memory_mb,
+               "memory_applied": ("a cgroup memory limit on all the sandbox's processes together" if memory == "cgroup"
+                                  else memory or "not enforced") if task.memory_mb else None,
                "storage_mb": task.storage_mb, "storage_applied": "as the largest file one process may write"
                if task.storage_mb else None}
     return {k: v for k, v in applied.items() if v is not None}
 
 
 def deviations(task: TaskSpec, built: BuiltEnvironment | None, kit: Kit | None, network: bool,
-               opts: TerminalBenchOptions) -> list[str]:
+               opts: TerminalBenchOptions, *, memory: str | None = None) -> list[str]:
     """How this run differs from upstream's Docker run, one sentence each (kept in every record)."""
     out: list[str] = []
     if built is not None:
@@ -313,8 +316,8 @@ def deviations(task: TaskSpec, built: BuiltEnvironment | None, kit: Kit | None, 
         out.append("no network in the agent phase (the task allows the internet; set [benchmarks.options] "
                    "allow_internet = true to give it)")
     out.append("the agent runs commands with a bash tool (one bash -c per call), not in a tmux session")
-    if task.memory_mb:
-        out.append(f"memory_mb = {task.memory_mb} is recorded, not enforced")
+    if task.memory_mb and memory != "cgroup":
+        out.append(f"memory_mb = {task.memory_mb} is recorded, {memory or 'not enforced'}")
     if task.agent_timeout:
         out.append(f"the task's agent timeout ({task.agent_timeout:g} s) is recorded; [run] episode_timeout bounds "
                    "the episode")

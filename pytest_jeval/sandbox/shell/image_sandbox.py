@@ -21,6 +21,7 @@ command (the environment builder uses it for ``RUN`` steps).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import fcntl
 import json
@@ -39,6 +40,7 @@ from typing import IO
 
 from pytest_jeval.sandbox.files import remove_tree
 from pytest_jeval.sandbox.process import StdinFile, kill_group, read_capped, wait_unreaped
+from pytest_jeval.sandbox.quota import RunCgroup
 from pytest_jeval.sandbox.shell.images import ENV_UID_BASE, ENV_UID_COUNT
 from pytest_jeval.sandbox.shell.providers import MAX_OUTPUT, ExecOutcome, ProviderUnavailable, Sandbox
 
@@ -120,8 +122,9 @@ def bwrap_argv(spec: RunSpec, bwrap: str) -> list[str]:
     return [*argv, "--chdir", spec.cwd, "--", *user, *spec.argv]
 
 
-def _preexec(cpu_seconds: int, file_bytes: int) -> Callable[[], None]:
-    """Fork-safe: the parent-death signal and a few rlimits (no address-space limit: see the docs)."""
+def _preexec(cpu_seconds: int, file_bytes: int, cgroup_fds: Sequence[int] = ()) -> Callable[[], None]:
+    """Fork-safe: the sandbox's cgroups joined (``cgroup_fds``: their ``cgroup.procs``), the parent-death signal
+    and a few rlimits (no address-space limit: see the docs)."""
     import ctypes
     import resource
     import signal
@@ -131,8 +134,14 @@ def _preexec(cpu_seconds: int, file_bytes: int) -> Callable[[], None]:
     pairs = [(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1)), (resource.RLIMIT_FSIZE, (file_bytes, file_bytes)),
              (resource.RLIMIT_NPROC, (4096, 4096)), (resource.RLIMIT_CORE, (0, 0))]
     sigkill = int(signal.SIGKILL)
+    fds, write = list(cgroup_fds), os.write
 
     def preexec() -> None:
+        for fd in fds:
+            try:
+                write(fd, b"0")
+            except OSError:
+                exit_now(125)
         prctl(1, sigkill, 0, 0, 0)
         if getppid() != parent:
             exit_now(125)
@@ -165,7 +174,7 @@ def _spec_file(payload: dict[str, object]) -> str:
 
 
 def _launch(mode: str, payload: dict[str, object], *, timeout: float, stdin: str | None, stdout: IO[bytes] | None,
-            pass_fds: tuple[int, ...] = (), file_size_mb: int = 10240) -> ExecOutcome:
+            pass_fds: tuple[int, ...] = (), file_size_mb: int = 10240, cgroup_fds: Sequence[int] = ()) -> ExecOutcome:
     """Run the launcher in ``mode`` once; its process group is killed at ``timeout``."""
     spec_file = _spec_file(payload)
     try:
@@ -175,7 +184,8 @@ def _launch(mode: str, payload: dict[str, object], *, timeout: float, stdin: str
                                     env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}, stdin=inp,
                                     stdout=stdout if stdout is not None else out, stderr=err, close_fds=True,
                                     pass_fds=pass_fds, start_new_session=True,
-                                    preexec_fn=_preexec(max(1, int(timeout)) + 1, file_size_mb * 2**20))
+                                    preexec_fn=_preexec(max(1, int(timeout)) + 1, file_size_mb * 2**20,
+                                                        cgroup_fds))
             try:
                 exited = wait_unreaped(proc, timeout)
             finally:
@@ -316,13 +326,20 @@ class ImageSandbox(Sandbox):
 
     def __init__(self, lowers: Sequence[Path], *, env: Mapping[str, str], workdir: str = "/", uid: int = 0,
                  gid: int = 0, network: bool = False, cpus: tuple[int, ...] | None = None,
-                 parent: str | None = None, file_size_mb: int = 10240) -> None:
+                 parent: str | None = None, file_size_mb: int = 10240, memory_mb: int | None = None) -> None:
         self.lowers = tuple(lowers)
+        self._cgroup: contextlib.ExitStack | None = None
+        self.cgroup: RunCgroup | None = None
+        self.memory_limited: str | None = None
+        """How ``memory_mb`` is applied: ``"cgroup"``, or why it is not (None when no limit was asked for)."""
+        if memory_mb:
+            self._limit_memory(memory_mb)
         self.file_size_mb = file_size_mb
         self.env, self.workdir, self.uid, self.gid = dict(env), workdir, uid, gid
         self.network, self.cpus = network, cpus
         self._lock = threading.Lock()
         self._keeper: _Keeper | None = None
+        self._checks = 0
         base = _episode_base(parent)
         _remove_stale(base)
         root = Path(tempfile.mkdtemp(prefix="tb-", dir=base))
@@ -354,23 +371,66 @@ class ImageSandbox(Sandbox):
             self._keeper = _Keeper(spec)
         payload = {**_payload(spec), "pidfd": self._keeper.pidfd}
         return _launch("enter", payload, timeout=timeout, stdin=stdin, stdout=stdout, pass_fds=(self._keeper.pidfd,),
-                       file_size_mb=self.file_size_mb)
+                       file_size_mb=self.file_size_mb,
+                       cgroup_fds=self.cgroup.attach_fds() if self.cgroup is not None else ())
+
+    def _limit_memory(self, memory_mb: int) -> None:
+        """One cgroup for every process of the sandbox (each command and the verifier join it), ``memory_mb``
+        for all of them together; where cgroups are not usable, :attr:`memory_limited` says why."""
+        from pytest_jeval.sandbox.quota import cgroup_support, run_cgroup
+
+        usable, why = cgroup_support()
+        if not usable:
+            self.memory_limited = f"not enforced: {why or 'cgroups are not usable here'}"
+            return
+        stack = contextlib.ExitStack()
+        try:
+            self.cgroup = stack.enter_context(run_cgroup(memory_mb * 2**20, None))
+        except OSError as exc:
+            stack.close()
+            self.memory_limited = f"not enforced: the sandbox's cgroup could not be made ({exc.strerror or exc})"
+            return
+        if self.cgroup is None:
+            stack.close()
+            self.memory_limited = "not enforced: cgroups are not usable here"
+            return
+        self._cgroup = stack
+        self.memory_limited = "cgroup"
+
+    def oom_kills(self) -> int:
+        """How many of the sandbox's processes the kernel's OOM killer ended (its memory limit)."""
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
     def exec(self, command: str, *, timeout: float, stdin: str | None = None, checker: bool = False) -> ExecOutcome:
         """``bash -c command`` in the image's ``WORKDIR`` as its ``USER``; everything it started dies at the end.
 
-        ``checker=True``: the image's ``ENV`` with the harness's checker environment over it
-        (:func:`~pytest_jeval.sandbox.shell.providers.checker_environment`: a fixed ``HOME``, git guards),
-        ``PATH`` kept from the image; nothing the agent exported reaches it (no exec's environment ever
-        carries over). The Terminal-Bench verifier runs through :meth:`run` with its own environment."""
+        ``checker=True`` (the :class:`~pytest_jeval.sandbox.shell.providers.Sandbox` protocol's checker run): a
+        fresh, empty ``HOME`` (``/root``) and ``/tmp`` bound over the agent's, and the image's ``ENV`` with the
+        harness's checker environment over it
+        (:func:`~pytest_jeval.sandbox.shell.providers.checker_environment`: git guards, no variable the agent
+        set), ``PATH`` kept from the image (its tools live there). Nothing the agent exported reaches any exec:
+        no exec's environment carries over. ``/tests`` and ``/logs`` are what the caller copied in. The
+        Terminal-Bench verifier does not come this way: it runs through :meth:`run`, with fresh ``/tests`` and
+        ``/logs/verifier`` binds and the verifier kit (``benchmarks/_terminal/verify.py``)."""
         env: dict[str, str] | None = None
+        mounts: list[Mount] = []
         if checker:
-            from pytest_jeval.sandbox.shell.providers import checker_environment
+            from pytest_jeval.sandbox.shell.providers import CHECKER_HOME, checker_environment
 
             env = {**self.env, **checker_environment()}
             env["PATH"] = self.env.get("PATH", env["PATH"])
+            self._checks += 1
+            fresh = self.io_dir(f"checker-{self._checks}")
+            home, tmp = fresh / "home", fresh / "tmp"
+            home.mkdir(mode=0o700)
+            tmp.mkdir()
+            os.chmod(tmp, 0o1777)
+            os.chown(home, ENV_UID_BASE + self.uid, ENV_UID_BASE + self.gid)
+            os.chown(tmp, ENV_UID_BASE, ENV_UID_BASE)
+            mounts = [Mount(home, CHECKER_HOME, writable=True), Mount(tmp, "/tmp", writable=True)]
         with self._lock:
-            return self._enter(self._spec(("/bin/bash", "-c", command), env=env), timeout=timeout, stdin=stdin)
+            return self._enter(self._spec(("/bin/bash", "-c", command), env=env, mounts=mounts), timeout=timeout,
+                               stdin=stdin)
 
     def run(self, argv: Sequence[str], *, timeout: float, cwd: str | None = None, env: Mapping[str, str] | None = None,
             mounts: Sequence[Mount] = (), uid: int | None = None, stdin: str | None = None) -> ExecOutcome:
@@ -426,6 +486,9 @@ class ImageSandbox(Sandbox):
                 _live.discard(self)
         if keeper is not None:
             keeper.close()
+        cgroup, self._cgroup, self.cgroup = self._cgroup, None, None
+        if cgroup is not None:
+            cgroup.close()  # whatever is still in it is killed, and it is removed
         if root is not None:
             remove_tree(str(root))
             os.close(self._held)
