@@ -11,7 +11,7 @@ import pytest
 
 from pytest_jeval.sandbox.quota import cgroup_support
 from pytest_jeval.sandbox.shell.image_sandbox import ImageSandbox
-from tests.terminalbench_support import HARBOR, built
+from tests.support.terminalbench import HARBOR, built
 
 
 def _box(memory_mb: int | None = None) -> ImageSandbox:
