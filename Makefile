@@ -70,6 +70,19 @@ valgrind:
 		&& (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind); } \
 		|| echo "valgrind could not be installed (apt-get install -y valgrind): the swefficiency tests will fail"
 
+# webarena-verified (ServiceNow's verified WebArena, with offline evaluators): the webchorearena tests run its string
+# and URL evaluators on the same answers as webchorearena's (tests/benchmarks/test_webarena_verified_crosscheck.py,
+# docs/web.md). It pins pydantic==2.12.0 and more, so it gets a virtualenv of its own (Python >= 3.11), never .venv.
+WEBARENA_VERIFIED_VERSION ?= 1.2.3
+WEBARENA_VERIFIED_VENV := .venv-webarena-verified
+.PHONY: webarena-verified
+webarena-verified:
+	@$(WEBARENA_VERIFIED_VENV)/bin/python -c "import webarena_verified" 2>/dev/null || { rm -rf $(WEBARENA_VERIFIED_VENV) \
+		&& $(PYTHON) -m venv $(WEBARENA_VERIFIED_VENV) && $(WEBARENA_VERIFIED_VENV)/bin/python -m pip install \
+		--disable-pip-version-check -q "webarena-verified==$(WEBARENA_VERIFIED_VERSION)"; } \
+		|| echo "webarena-verified could not be installed (make webarena-verified): its cross-check test will fail and say why"
+	@echo "webarena-verified: $(CURDIR)/$(WEBARENA_VERIFIED_VENV)/bin/python ($$($(WEBARENA_VERIFIED_VENV)/bin/python -m pip show webarena-verified 2>/dev/null | sed -n 's/^Version: //p'))"
+
 # The sandbox's strongest isolation plan runs generated code under bubblewrap (docs/sandbox.md);
 # without it the weaker plans are used and the tests that need bwrap are skipped.
 bubblewrap:
@@ -146,7 +159,7 @@ docs: $(VENV)/.installed-dev
 
 # Two pytest-xdist workers: most tests wait on subprocesses and servers, so the suite takes
 # about 5 minutes on two cores instead of about 9 in one process. tests/scale has its own target.
-test: $(VENV)/.installed-dev chromium bubblewrap poppler rootfs taubench swebench valgrind frameworks terminalbench-envs lint docs
+test: $(VENV)/.installed-dev chromium bubblewrap poppler rootfs taubench swebench valgrind webarena-verified frameworks terminalbench-envs lint docs
 	$(PY) -m pytest -n 2 --ignore=tests/scale
 
 # LiteLLM's proxy, the router of the scaling tests (docs/routers.md): a virtualenv of its own,

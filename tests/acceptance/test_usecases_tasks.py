@@ -247,7 +247,7 @@ def test_browser_tools_search_and_fetch_the_bundle() -> None:
     assert store.get("https://quillon.example.com/q7/specs") is store.pages["quillon-q7-specs"]
     assert store.get("quillon-q7-specs.html") is store.pages["quillon-q7-specs"]
     assert store.get("nope") is None and store.search("zzzz qqqq") == []
-    assert [t.name for t in ba.BENCHMARK.agent.tools] == ["search_pages", "fetch_page"]  # type: ignore[union-attr]
+    assert [t.name for t in ba.agent_tools(samples("browser_assistant")[0])] == ["search_pages", "fetch_page"]
     assert ba.BENCHMARK.backends == ("direct", "agent")
 
 

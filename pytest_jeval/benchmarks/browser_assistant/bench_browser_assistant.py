@@ -21,6 +21,11 @@ footers dropped), and shown with their id, URL, site and date.
 * **agent** (``backend = "agent"``): the prompt has only the question; the model calls
   ``search_pages(query)`` (the five best keyword matches over the whole bundle: id, title,
   URL, date, a snippet) and ``fetch_page(page)`` (one page's text, by id or URL).
+* **agent with a browser** (``backend = "agent"``, ``[benchmarks.options] agent_tools = "browser"``):
+  the bundle is served on 127.0.0.1 for each episode (:mod:`.site`: a search page giving the same
+  five matches, each page's own HTML under ``/pages/<id>`` with a banner naming its id, URL, site
+  and date) and the model has the ``browser_*`` tools (docs/web.md), confined to that site. The
+  browser starts on the search page. The pages the site served are the pages fetched.
 
 The model answers ``ANSWER: ...`` and ``SOURCES: <page ids>``. Scoring, as ``doc_qa``:
 
@@ -39,17 +44,23 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_jeval import Benchmark, LoadContext, Reply, Sample, Score
-from pytest_jeval.agents import AgentSpec, ToolContext, ToolError, tool
+from pytest_jeval.agents import AgentSpec, Tool, ToolContext, ToolError, tool
+from pytest_jeval.agents.tools.browser import BROWSER_TOOLS, BrowserConfig
 from pytest_jeval.benchmarks._citations import set_f1
 from pytest_jeval.benchmarks._codeexec import strip_reasoning
 from pytest_jeval.benchmarks._usecase import composite_score, labelled_field, summarize_composite
+from pytest_jeval.benchmarks._web.env import WebEnv, close_env, open_env
+from pytest_jeval.benchmarks._web.tasks import require_browser
 from pytest_jeval.benchmarks.bench_doc_qa import answer_correct
+from pytest_jeval.benchmarks.browser_assistant import site
 from pytest_jeval.benchmarks.browser_assistant.pages import PageStore, store_for
+from pytest_jeval.core.chat import Messages
 from pytest_jeval.scoring.registry import answer_of, register_scorer
 
 WEIGHTS = {"answer": 0.6, "citation": 0.4}
@@ -79,6 +90,28 @@ Question: {question}
 
 {instructions}"""  # noqa: E501
 
+BROWSER_SYSTEM = """You are a research assistant operating a real web browser over an offline collection of web pages. Each browser tool returns the page after the action: its URL, its title and its accessibility tree, one element per line as [number] role "name"; name an element by that number or by a selector such as role=link[name="Search"]. Only the collection's site can be reached. Do not answer from memory."""  # noqa: E501
+
+BROWSER_AGENT = """Answer the question by researching the collection in the browser. It is open on the collection's search page: search by keywords, open the pages of the results and read them. Each page shows its page id at the top.
+
+Question: {question}
+
+{instructions}"""  # noqa: E501
+
+
+class Options(BaseModel):
+    """``[benchmarks.options]`` of browser_assistant (they apply to ``backend = "agent"``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_tools: Literal["pages", "browser"] = "pages"
+    """``pages``: the ``search_pages`` and ``fetch_page`` tools; ``browser``: the ``browser_*`` tools over the
+    bundle served on 127.0.0.1 (needs Playwright and Chromium, docs/web.md)."""
+    action_timeout: float = Field(10.0, gt=0)
+    """Seconds a browser action waits for its element (``browser``)."""
+    navigation_timeout: float = Field(15.0, gt=0)
+    """Seconds a browser action waits for the page to load (``browser``)."""
+
 
 def pages_dir(ctx: LoadContext) -> Path:
     """``pages/`` next to the questions file when there is one, else the bundled pages."""
@@ -99,6 +132,9 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | Non
         raise ValueError(f"{row['id']}: every support page must be a candidate")
     if bool(row["aliases"]) != bool(row["answerable"]) or bool(row["support"]) != bool(row["answerable"]):
         raise ValueError(f"{row['id']}: an answerable question needs aliases and support, an unanswerable one neither")
+    options = ctx.options if isinstance(ctx.options, Options) else Options()
+    if options.agent_tools == "browser":
+        require_browser(ctx.benchmark)
     return Sample(
         id=row["id"],
         input=row["question"],
@@ -111,6 +147,9 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | Non
             "contradicted_by": list(row["contradicted_by"]),
             "candidates": list(row["candidates"]),
             "pages_dir": str(directory),
+            "agent_tools": options.agent_tools,
+            "action_timeout": options.action_timeout,
+            "navigation_timeout": options.navigation_timeout,
         },
     )
 
@@ -127,9 +166,34 @@ def prompt(sample: Sample) -> str:
     return DIRECT.format(question=sample.input, pages=pages, instructions=INSTRUCTIONS)
 
 
-def agent_prompt(sample: Sample) -> str:
-    """The question and the answer format; the pages come through the tools."""
+def _browser_mode(sample: Sample) -> bool:
+    return sample.metadata.get("agent_tools") == "browser"
+
+
+def agent_prompt(sample: Sample) -> str | Messages:
+    """The question and the answer format; the pages come through the tools (in browser mode, with a system
+    prompt on the browser's observations)."""
+    if _browser_mode(sample):
+        return [{"role": "system", "content": BROWSER_SYSTEM},
+                {"role": "user", "content": BROWSER_AGENT.format(question=sample.input, instructions=INSTRUCTIONS)}]
     return AGENT.format(question=sample.input, instructions=INSTRUCTIONS)
+
+
+def agent_tools(sample: Sample) -> list[Tool]:
+    """``search_pages`` and ``fetch_page``, or the browser tools (``agent_tools = "browser"``)."""
+    return list(BROWSER_TOOLS) if _browser_mode(sample) else [search_pages, fetch_page]
+
+
+def environment(sample: Sample, workspace: Path) -> PageStore | WebEnv:
+    """The page store; in browser mode a fresh local site over the same pages and a browser confined to it,
+    open on the search page."""
+    if not _browser_mode(sample):
+        return _store(sample)
+    directory = sample.metadata["pages_dir"]
+    browser = BrowserConfig(allowed_origins=(), action_timeout=sample.metadata["action_timeout"],
+                            navigation_timeout=sample.metadata["navigation_timeout"])
+    return open_env(apps={"pages": lambda: site.make_app(directory)}, sites={}, site_apps={"PAGES": ("pages", "")},
+                    start_url="__PAGES__/", config=browser)
 
 
 # --------------------------------------------------------------------------- agent tools
@@ -222,8 +286,8 @@ BENCHMARK = Benchmark(
     sample_count=32,
     summarize_extra=summarize_composite,
     backends=("direct", "agent"),
-    agent=AgentSpec(tools=[search_pages, fetch_page], environment=lambda sample, workspace: _store(sample),
-                    prompt=agent_prompt),
+    options=Options,
+    agent=AgentSpec(tools=agent_tools, environment=environment, prompt=agent_prompt, cleanup=close_env),
 )
 
 
@@ -236,6 +300,8 @@ def _fetched(request: pytest.FixtureRequest) -> list[str] | None:
     if plan is None or name not in plan.benchmarks or not plan.benchmarks[name].is_agent:
         return None
     episode = request.getfixturevalue("episode")
+    if isinstance(episode.state, WebEnv):  # browser mode: the pages the local site served
+        return sorted(set(episode.state.apps["pages"].state.db.pages))
     refs = [str((c.parsed or {}).get("page", "")) for c in episode.calls("fetch_page") if c.error is None]
     store = _store(request.getfixturevalue("sample"))
     return sorted({p.id for ref in refs if (p := store.get(ref)) is not None})
