@@ -20,7 +20,7 @@ from pytest_jeval.testing.openai_server import (
     script_responder,
     tool_answer,
 )
-from tests.web_support import require_browser
+from tests.support.web import require_browser
 
 MODEL = "m"
 QUESTIONS = ba.BUNDLED_PAGES.parent / "questions.jsonl"

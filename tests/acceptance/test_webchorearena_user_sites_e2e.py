@@ -14,7 +14,7 @@ import pytest
 
 from pytest_jeval.benchmarks._web.host import start_app
 from pytest_jeval.benchmarks.webchorearena.apps import forum, shop
-from tests.web_support import require_browser
+from tests.support.web import require_browser
 
 SUITE = """
     [run]

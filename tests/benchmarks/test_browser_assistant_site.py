@@ -20,7 +20,7 @@ from pytest_jeval.benchmarks.browser_assistant.pages import store_for
 from pytest_jeval.core.benchmark import LoadContext
 from pytest_jeval.core.sample import Sample
 from pytest_jeval.suite.dataset import DatasetLoadError
-from tests.web_support import require_browser
+from tests.support.web import require_browser
 
 QUESTIONS = ba.BUNDLED_PAGES.parent / "questions.jsonl"
 
