@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from pytest_jeval.cli._read import FAILED, report_problems
-from pytest_jeval.core.paths import rescored_path
+from pytest_jeval.core.paths import rescored_path, trajectories_path
 from pytest_jeval.core.sample import Sample
 from pytest_jeval.results.jsonl import write_records
 from pytest_jeval.results.reader import (
@@ -148,7 +149,7 @@ def sample_of(record: dict[str, Any], samples: dict[str, Sample]) -> Sample | No
 
 def run(args: argparse.Namespace) -> int:
     """Rescore one file, write the JSONL and its summary, print what changed."""
-    source = load_result(args.file)
+    source = load_result(args.file, trajectories=True)  # an agent run's sidecar holds what its rescorer replays
     if source.bad_lines:
         report_problems([source])
         print(f"jeval: error: {source.path}: {source.bad_lines} line(s) cannot be read; rescoring would "
@@ -168,16 +169,22 @@ def run(args: argparse.Namespace) -> int:
         if missing:
             raise ResultFileError(f"{len(missing)} record(s) not in the benchmark's data (first: {missing[0]!r}); "
                                   "give the run's data files with --data")
-    records = [rescore_record(r, name, sample=sample_of(r, samples), reparse_judge=args.reparse_judge,
-                              workers=args.exec_workers) for r in source.records]
+    records = [_without_sidecar(rescore_record(with_trajectory(r, source), name, sample=sample_of(r, samples),
+                                               reparse_judge=args.reparse_judge, workers=args.exec_workers), r)
+               for r in source.records]
     write_records(out, records)
+    sidecar = trajectories_path(source.path)
+    if sidecar.is_file() and any(r.get("trajectory") is None for r in source.records):
+        shutil.copyfile(sidecar, trajectories_path(out))  # the report of the new file shows the same episodes
     summary = recompute_summary(records, source.stored)
     write_summary(summary_path(out), summary)
     changed = sum(1 for old, new in zip(source.records, records)
                   if (old.get("is_correct"), old.get("score")) != (new.get("is_correct"), new.get("score")))
     before = source.summary
     how = " (judge replies parsed again)" if args.reparse_judge else ""
-    print(f"rescored {len(records)} records of {source.path} with {name!r}{how}: {changed} verdicts changed")
+    kept = not_rescored(records)
+    print(f"rescored {len(records)} records of {source.path} with {name!r}{how}: {changed} verdicts changed"
+          + _kept_text(kept))
     print(f"accuracy: {_acc(before)} -> {_acc(summary)}  (correct {before['correct']} -> {summary['correct']}, "
           f"unscored {before['unscored']} -> {summary['unscored']}, errors {summary['errors']})")
     diffs = [key for key, _, _ in summary_differences(before, summary)]
@@ -186,9 +193,62 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
+def with_trajectory(record: dict[str, Any], source: ResultFile) -> dict[str, Any]:
+    """``record`` with its trajectory inline: its own, else the one the ``.trajectories.jsonl`` sidecar
+    beside the file holds for its id (the default ``[run] trajectories``), else none."""
+    if record.get("trajectory") is not None:
+        return record
+    found = source.trajectories.get(str(record.get("record_id")))
+    return record if found is None else {**record, "trajectory": found}
+
+
+def _without_sidecar(rescored: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
+    """The rescored record as the input stored it: a trajectory read from the sidecar stays there."""
+    if original.get("trajectory") is None and "trajectory" in rescored:
+        rescored = {k: v for k, v in rescored.items() if k != "trajectory"}
+        if "trajectory" in original:
+            rescored["trajectory"] = original["trajectory"]
+    return rescored
+
+
+def not_rescored_reason(record: dict[str, Any]) -> str | None:
+    """Why the scorer kept ``record``'s stored verdict instead of scoring it again, or None.
+
+    Rescorers say so in the new ``scoring_metadata``: ``rescore_note`` ("not rescored: why") or
+    ``rescore = "stored"`` with ``rescore_reason``.
+    """
+    meta = record.get("scoring_metadata")
+    if record.get("error") is not None or not isinstance(meta, dict):
+        return None
+    note = meta.get("rescore_note")
+    if isinstance(note, str) and note.startswith("not rescored"):
+        return note.removeprefix("not rescored").lstrip(": ") or "the scorer kept the stored verdict"
+    if meta.get("rescore") == "stored":
+        return str(meta.get("rescore_reason") or "the record holds no trajectory")
+    return None
+
+
+def not_rescored(records: list[dict[str, Any]]) -> dict[str, int]:
+    """How many records kept their stored verdict, by reason."""
+    counts: dict[str, int] = {}
+    for record in records:
+        reason = not_rescored_reason(record)
+        if reason is not None:
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
+
+
+def _kept_text(kept: dict[str, int]) -> str:
+    if not kept:
+        return ""
+    why = "; ".join(f"{n} {reason}" for reason, n in sorted(kept.items(), key=lambda item: -item[1]))
+    return f"; {sum(kept.values())} record(s) not rescored, their stored verdicts kept ({why})"
+
+
 def _acc(summary: dict[str, Any]) -> str:
     value = summary.get("accuracy")
     return "-" if value is None else f"{value:.4f}"
 
 
-__all__ = ["benchmark_of", "choose_scorer", "default_output", "rescore_record", "run"]
+__all__ = ["benchmark_of", "choose_scorer", "default_output", "not_rescored", "not_rescored_reason", "rescore_record",
+           "run", "with_trajectory"]

@@ -13,7 +13,8 @@ from pytest_jeval.results.reader import ResultFile, summary_differences, summary
 from pytest_jeval.scoring.metrics import wilson_interval
 
 #: Judge-benchmark summary fields shown when present (computed by ``pytest_jeval.judge_bench``).
-JUDGE_FIELDS = ("precision", "recall", "f1", "cohen_kappa", "mae", "signed_mean_error", "ece", "brier", "consistency")
+JUDGE_FIELDS = ("precision", "recall", "f1", "cohen_kappa", "mae", "rmse", "signed_mean_error", "ece", "brier",
+                "consistency")
 
 
 def summary_lines(result: ResultFile) -> list[str]:

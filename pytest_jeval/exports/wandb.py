@@ -10,12 +10,16 @@ Each run is named ``<benchmark>/<model>``, carries the suite's ``wandb_entity``,
 
 W&B's own environment applies as it is (``WANDB_MODE``, ``WANDB_DIR``, ``WANDB_API_KEY``,
 ``WANDB_BASE_URL``, ...); pytest-jeval never reads the key. Console capture is off
-(the run is made after the session, there is nothing of it to capture).
+(the run is made after the session, there is nothing of it to capture), and W&B is silent: its banner
+stays in its own logs (each run directory's ``logs/``) and pytest's log; the terminal gets one line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
     from pytest_jeval.exports import ExportPair
     from pytest_jeval.suite.config import Run
     from pytest_jeval.suite.plan import EvalPlan
+
+_LOG = logging.getLogger(__name__)
 
 #: The modules the export needs (the ``pytest-jeval[wandb]`` extra).
 MODULES = ("wandb",)
@@ -112,7 +118,22 @@ def table_rows(records: Sequence[dict[str, Any]]) -> list[list[Any]]:
 
 
 def export(settings: WandbSettings, pairs: Sequence[ExportPair]) -> str:
-    """Log one W&B run per pair; the terminal line (raises whatever W&B raises)."""
+    """Log one W&B run per pair; the terminal line (raises whatever W&B raises).
+
+    What W&B prints itself (its banner, its integration notices) goes to this module's log, not to
+    pytest's output.
+    """
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            return _export(settings, pairs)
+    finally:
+        for line in printed.getvalue().splitlines():
+            if line.strip():
+                _LOG.info("%s", line)
+
+
+def _export(settings: WandbSettings, pairs: Sequence[ExportPair]) -> str:
     import wandb
 
     names = []
@@ -128,8 +149,11 @@ def export(settings: WandbSettings, pairs: Sequence[ExportPair]) -> str:
                 name=f"{pair.benchmark}/{pair.model}",
                 job_type="eval",
                 config=config,
-                settings=wandb.Settings(console="off"),
+                # silent: W&B's banner (about 11 lines a run) would land in pytest's output; its own logs
+                # keep it (the run directory's logs/), the terminal gets the one line below (issue 33)
+                settings=wandb.Settings(console="off", silent=True),
             )
+            _LOG.info("W&B run %s: %s", run.name, run.dir)
             try:
                 table = wandb.Table(columns=list(TABLE_COLUMNS), data=table_rows(pair.records),
                                     allow_mixed_types=True)

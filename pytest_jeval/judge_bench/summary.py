@@ -9,7 +9,7 @@ How records enter each metric:
   outside the allowed labels, an item the evaluator could not judge) and records
   of a crashed evaluator count as wrong.
 * **Label metrics** - ``confusion_matrix``, ``precision``/``recall``/``f1``,
-  ``cohen_kappa``, ``mae``, ``signed_mean_error``, ``mae_expected_level`` - use the
+  ``cohen_kappa``, ``mae``, ``rmse``, ``signed_mean_error``, ``mae_expected_level`` - use the
   *judged* records: not errored, with a ``predicted`` value (so unscored ones are
   out; their count is ``total - errors - n_judged``).
 * **Calibration** - ``ece``, ``reliability``, ``brier`` - use the judged records
@@ -33,6 +33,7 @@ from pytest_jeval.scoring.metrics import (
     mean_absolute_error,
     precision_recall_f1,
     reliability_bins,
+    root_mean_squared_error,
     signed_mean_error,
     wilson_interval,
 )
@@ -105,7 +106,7 @@ def judge_metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "precision": None, "recall": None, "f1": None,
         "cohen_kappa": None,
         "kappa_weights": "quadratic" if kind == "score" else None,
-        "mae": None, "signed_mean_error": None, "mae_expected_level": None,
+        "mae": None, "rmse": None, "signed_mean_error": None, "mae_expected_level": None,
     }
     if judged:
         matrix, order = confusion_matrix(pred, gold, labels=labels or None)
@@ -120,6 +121,7 @@ def judge_metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
                                          weights="quadratic" if kind == "score" else None)
         if kind == "score":
             out["mae"] = mean_absolute_error(pred, gold)
+            out["rmse"] = root_mean_squared_error(pred, gold)  # beside MAE: catastrophic misses weigh more
             out["signed_mean_error"] = signed_mean_error(pred, gold)
             graded = [r for r in judged if r.get("expected_level") is not None]
             if graded:

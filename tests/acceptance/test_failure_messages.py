@@ -71,7 +71,7 @@ def test_terminal_lite_says_what_the_checker_printed(pytester: pytest.Pytester) 
         suite = _suite(pytester, server.base_url, "terminal_lite", 'record_ids = ["csv-totals"]\n')
         result = pytester.runpytest_subprocess("--jeval-config", str(suite), "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*  reason:    tests/test.sh exited 1: totals.txt missing",
+    result.stdout.fnmatch_lines(["*  reason:    tests/test.sh exited with status 1: totals.txt missing",
                                  "*  stopped:   final (1 turn(s), 0 tool call(s))"])
 
 

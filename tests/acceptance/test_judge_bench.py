@@ -214,6 +214,7 @@ def _recompute(records: list[dict[str, Any]]) -> dict[str, Any]:
     out["cohen_kappa"] = metrics.cohen_kappa(gold, pred, labels=labels, weights="quadratic" if kind == "score" else None)
     if kind == "score":
         out["mae"] = metrics.mean_absolute_error(pred, gold)
+        out["rmse"] = metrics.root_mean_squared_error(pred, gold)
         out["signed_mean_error"] = metrics.signed_mean_error(pred, gold)
     cal = [r for r in judged if r["probability"] is not None]
     probs, hits = [r["probability"] for r in cal], [int(r["is_correct"] is True) for r in cal]

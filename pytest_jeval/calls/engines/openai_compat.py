@@ -144,10 +144,19 @@ def _from_aiohttp(exc: BaseException, http: ModuleType) -> BaseException | None:
         return None
     better: BaseException | None = None
     if isinstance(cause, aiohttp.ClientConnectorError):
-        better = http.ConnectError(str(cause))
+        better = http.ConnectError(_connector_text(cause))
     elif isinstance(cause, aiohttp.ClientConnectionError):
         better = http.RemoteProtocolError(str(cause) or type(cause).__name__)
     return better
+
+
+def _connector_text(cause: Any) -> str:
+    """A refused connection as ``Cannot connect to host H:P [reason]``: aiohttp's own text adds
+    ``ssl:default`` even for an ``http://`` URL, which reads as a TLS problem (issue 33); a
+    non-default TLS setting is still named."""
+    ssl = getattr(cause, "ssl", True)
+    tls = "" if ssl is True else f" ssl:{ssl}"
+    return f"Cannot connect to host {cause.host}:{cause.port}{tls} [{cause.strerror or cause.os_error}]"
 
 
 @functools.cache

@@ -44,4 +44,8 @@ def score_choice_with_fallback(
     meta = {**result.metadata, "extraction": "judge", "judge_output": raw, "candidate_letter": letter}
     if letter is None:
         return dataclasses.replace(result, metadata=meta)
+    # scored after all: the regex's unscored reason would contradict the verdict (issue 33)
+    regex_reason = meta.pop("unscored_reason", None)
+    if regex_reason is not None:
+        meta["regex"] = regex_reason
     return Score(correct=letter == gold, extracted=letter, expected=gold, metadata=meta)

@@ -12,7 +12,7 @@ from pytest_jeval.scoring.metrics._agreement import cohen_kappa, consistency
 from pytest_jeval.scoring.metrics._calibration import brier_score, expected_calibration_error, reliability_bins
 from pytest_jeval.scoring.metrics._classification import accuracy, confusion_matrix, precision_recall_f1
 from pytest_jeval.scoring.metrics._intervals import bootstrap_interval, wilson_interval
-from pytest_jeval.scoring.metrics._regression import mean_absolute_error, signed_mean_error
+from pytest_jeval.scoring.metrics._regression import mean_absolute_error, root_mean_squared_error, signed_mean_error
 from pytest_jeval.scoring.metrics._repeats import pass_at_k, pass_hat_k
 from pytest_jeval.scoring.metrics._significance import McNemarResult, mcnemar
 from pytest_jeval.scoring.metrics._summary import metric_stats
@@ -33,6 +33,7 @@ __all__ = [
     "pass_hat_k",
     "precision_recall_f1",
     "reliability_bins",
+    "root_mean_squared_error",
     "signed_mean_error",
     "wilson_interval",
 ]

@@ -19,6 +19,15 @@ def mean_absolute_error(predicted: npt.ArrayLike, gold: npt.ArrayLike) -> float:
     return float(np.mean(np.abs(_paired(predicted, gold))))
 
 
+def root_mean_squared_error(predicted: npt.ArrayLike, gold: npt.ArrayLike) -> float:
+    """Root mean squared error: ``RMSE = sqrt((1/n) * sum_i (predicted_i - gold_i)^2)``.
+
+    Beside MAE it weighs a catastrophic miss more than several small ones (one miss of 4 levels
+    on ten items gives MAE 0.4 and RMSE 1.26; four misses of 1 give MAE 0.4 and RMSE 0.63).
+    """
+    return float(np.sqrt(np.mean(np.square(_paired(predicted, gold)))))
+
+
 def signed_mean_error(predicted: npt.ArrayLike, gold: npt.ArrayLike) -> float:
     """Mean signed error (bias): ``(1/n) * sum_i (predicted_i - gold_i)``.
 

@@ -96,6 +96,7 @@ def test_public_api() -> None:
         "pass_hat_k",
         "precision_recall_f1",
         "reliability_bins",
+        "root_mean_squared_error",
         "signed_mean_error",
         "wilson_interval",
     ]
