@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench_support import DATA, mcq_answerer, serve
 
 from pytest_jeval.cli._main import main
 from pytest_jeval.core.paths import trajectories_path
 from pytest_jeval.judge_bench.summary import judge_metrics
 from pytest_jeval.metrics import mean_absolute_error, root_mean_squared_error
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
+from tests.support.bench import DATA, mcq_answerer, serve
 
 
 def _suite(path: Path, url: str, bench: str, extra: str = "", run: str = "") -> Path:
@@ -265,7 +265,7 @@ def test_rmse_beside_mae() -> None:
 # -- the sampling knobs: benchmark > model > defaults, key by key ---------------------------------------
 
 def test_sampling_keys_reach_the_server_with_their_precedence(pytester: pytest.Pytester) -> None:
-    from conftest import chat_requests
+    from tests.support.gsm import chat_requests
 
     with FakeOpenAIServer(lambda body, attempt: "Answer: 4") as server:
         suite = pytester.path / "suite.toml"
