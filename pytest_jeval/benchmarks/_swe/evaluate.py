@@ -28,7 +28,7 @@ from pytest_jeval.benchmarks._swe.grading import (
 from pytest_jeval.benchmarks._swe.patches import APPLIED, PATCH_FILE, SWEBENCH_APPLY, apply_script, test_file_violations
 from pytest_jeval.benchmarks._swe.prepare import Prepared
 from pytest_jeval.benchmarks._swe.sandboxed import run_script
-from pytest_jeval.benchmarks._swe.trees import copy_tree
+from pytest_jeval.benchmarks._swe.trees import copy_tree, room_for
 from pytest_jeval.sandbox import ExecResult
 
 __all__ = ["END", "START", "Checkout", "Graded", "apply_patch", "grade_patch", "precheck", "tail"]
@@ -53,7 +53,8 @@ class Checkout:
     def __enter__(self) -> Checkout:
         from pytest_jeval.sandbox.workdir import make_workspace_dir
 
-        self.path = Path(make_workspace_dir())
+        disk_bytes, files = room_for(self.prepared.tree.path)
+        self.path = Path(make_workspace_dir(disk_bytes=disk_bytes, files=files))
         try:
             copy_tree(self.prepared.tree.path, self.path)
         except BaseException:
@@ -62,10 +63,10 @@ class Checkout:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        from pytest_jeval.sandbox.files import remove_tree
+        from pytest_jeval.sandbox.workdir import remove_workspace_dir
 
-        if self.path is not None:
-            remove_tree(str(self.path))
+        if self.path is not None:  # as root the copy is a size-limited file system of its own: unmounted here
+            remove_workspace_dir(self.path)
             self.path = None
 
     def write(self, relative: str, text: str) -> None:
