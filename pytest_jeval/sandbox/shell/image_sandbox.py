@@ -21,6 +21,7 @@ command (the environment builder uses it for ``RUN`` steps).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import fcntl
 import json
@@ -39,6 +40,7 @@ from typing import IO
 
 from pytest_jeval.sandbox.files import remove_tree
 from pytest_jeval.sandbox.process import StdinFile, kill_group, read_capped, wait_unreaped
+from pytest_jeval.sandbox.quota import RunCgroup, run_cgroup
 from pytest_jeval.sandbox.shell.images import ENV_UID_BASE, ENV_UID_COUNT
 from pytest_jeval.sandbox.shell.providers import MAX_OUTPUT, ExecOutcome, ProviderUnavailable, Sandbox
 
@@ -120,8 +122,9 @@ def bwrap_argv(spec: RunSpec, bwrap: str) -> list[str]:
     return [*argv, "--chdir", spec.cwd, "--", *user, *spec.argv]
 
 
-def _preexec(cpu_seconds: int, file_bytes: int) -> Callable[[], None]:
-    """Fork-safe: the parent-death signal and a few rlimits (no address-space limit: see the docs)."""
+def _preexec(cpu_seconds: int, file_bytes: int, cgroup_fds: Sequence[int] = ()) -> Callable[[], None]:
+    """Fork-safe: joins the sandbox's cgroups (``cgroup.procs`` descriptors), the parent-death signal and a few
+    rlimits (no address-space limit: see the docs)."""
     import ctypes
     import resource
     import signal
@@ -131,8 +134,14 @@ def _preexec(cpu_seconds: int, file_bytes: int) -> Callable[[], None]:
     pairs = [(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1)), (resource.RLIMIT_FSIZE, (file_bytes, file_bytes)),
              (resource.RLIMIT_NPROC, (4096, 4096)), (resource.RLIMIT_CORE, (0, 0))]
     sigkill = int(signal.SIGKILL)
+    fds, write, getpid = list(cgroup_fds), os.write, os.getpid
 
     def preexec() -> None:
+        for fd in fds:  # before anything else runs: every process of the command is counted
+            try:
+                write(fd, str(getpid()).encode())
+            except OSError:
+                exit_now(125)
         prctl(1, sigkill, 0, 0, 0)
         if getppid() != parent:
             exit_now(125)
@@ -165,7 +174,7 @@ def _spec_file(payload: dict[str, object]) -> str:
 
 
 def _launch(mode: str, payload: dict[str, object], *, timeout: float, stdin: str | None, stdout: IO[bytes] | None,
-            pass_fds: tuple[int, ...] = (), file_size_mb: int = 10240) -> ExecOutcome:
+            pass_fds: tuple[int, ...] = (), file_size_mb: int = 10240, cgroup_fds: Sequence[int] = ()) -> ExecOutcome:
     """Run the launcher in ``mode`` once; its process group is killed at ``timeout``."""
     spec_file = _spec_file(payload)
     try:
@@ -175,7 +184,8 @@ def _launch(mode: str, payload: dict[str, object], *, timeout: float, stdin: str
                                     env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}, stdin=inp,
                                     stdout=stdout if stdout is not None else out, stderr=err, close_fds=True,
                                     pass_fds=pass_fds, start_new_session=True,
-                                    preexec_fn=_preexec(max(1, int(timeout)) + 1, file_size_mb * 2**20))
+                                    preexec_fn=_preexec(max(1, int(timeout)) + 1, file_size_mb * 2**20,
+                                                        cgroup_fds))
             try:
                 exited = wait_unreaped(proc, timeout)
             finally:
@@ -316,7 +326,8 @@ class ImageSandbox(Sandbox):
 
     def __init__(self, lowers: Sequence[Path], *, env: Mapping[str, str], workdir: str = "/", uid: int = 0,
                  gid: int = 0, network: bool = False, cpus: tuple[int, ...] | None = None,
-                 parent: str | None = None, file_size_mb: int = 10240) -> None:
+                 parent: str | None = None, file_size_mb: int = 10240, memory_mb: int | None = None,
+                 max_processes: int | None = None) -> None:
         self.lowers = tuple(lowers)
         self.file_size_mb = file_size_mb
         self.env, self.workdir, self.uid, self.gid = dict(env), workdir, uid, gid
@@ -334,6 +345,19 @@ class ImageSandbox(Sandbox):
         for name in ("upper", "work", "merged", "io"):
             (root / name).mkdir(mode=0o755)
             os.chown(root / name, ENV_UID_BASE, ENV_UID_BASE)
+        self._cgroup_stack = contextlib.ExitStack()
+        self.cgroup: RunCgroup | None = None
+        """The cgroup every command of the sandbox runs in (memory and processes of all of them together), or
+        None where cgroups are not usable (:func:`pytest_jeval.sandbox.quota.cgroup_support`)."""
+        if memory_mb is not None or max_processes is not None:
+            try:
+                self.cgroup = self._cgroup_stack.enter_context(
+                    run_cgroup(memory_mb * 2**20 if memory_mb is not None else None, max_processes))
+            except BaseException:
+                self._cgroup_stack.close()
+                remove_tree(str(root))
+                os.close(self._held)
+                raise
         with _live_lock:
             _live.add(self)
 
@@ -353,8 +377,14 @@ class ImageSandbox(Sandbox):
                 self._keeper.close()
             self._keeper = _Keeper(spec)
         payload = {**_payload(spec), "pidfd": self._keeper.pidfd}
-        return _launch("enter", payload, timeout=timeout, stdin=stdin, stdout=stdout, pass_fds=(self._keeper.pidfd,),
-                       file_size_mb=self.file_size_mb)
+        fds = self.cgroup.attach_fds() if self.cgroup is not None else []
+        try:
+            return _launch("enter", payload, timeout=timeout, stdin=stdin, stdout=stdout,
+                           pass_fds=(self._keeper.pidfd,), file_size_mb=self.file_size_mb, cgroup_fds=fds)
+        finally:
+            if self.cgroup is not None:
+                self.cgroup.kill_all()  # nothing of a command outlives it
+                self.cgroup.close()
 
     def exec(self, command: str, *, timeout: float, stdin: str | None = None, checker: bool = False) -> ExecOutcome:
         """``bash -c command`` in the image's ``WORKDIR`` as its ``USER``; everything it started dies at the end.
@@ -426,6 +456,8 @@ class ImageSandbox(Sandbox):
                 _live.discard(self)
         if keeper is not None:
             keeper.close()
+        self._cgroup_stack.close()  # the cgroup is removed (whatever is left in it is killed)
+        self.cgroup = None
         if root is not None:
             remove_tree(str(root))
             os.close(self._held)
