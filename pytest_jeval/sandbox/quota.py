@@ -43,7 +43,7 @@ CGROUP_V1 = "/sys/fs/cgroup"
 """Where the cgroup v1 hierarchies are mounted (``<here>/memory``, ``<here>/pids``)."""
 CONTROLLERS = ("memory", "pids")
 MNT_DETACH = 2
-MS_NOSUID, MS_NODEV = 2, 4
+MS_NOSUID, MS_NODEV, MS_REMOUNT = 2, 4, 32
 
 
 def _own_path(controller: str) -> str | None:
@@ -236,6 +236,19 @@ def mount_quota_fs(path: str, *, size_bytes: int, files: int, mode: int = 0o700)
         lease.release()
         raise OSError(err, f"could not mount the workspace's file system on {path}: {os.strerror(err)}")
     _mounted[path] = lease
+    return True
+
+
+def grow_quota_fs(path: str, *, size_bytes: int, files: int) -> bool:
+    """Give a file system mounted by :func:`mount_quota_fs` a new size and entry count (a remount: what it
+    holds stays); False when ``path`` is not one."""
+    if path not in _mounted:
+        return False
+    assert _LIBC is not None
+    options = f"size={int(size_bytes)},nr_inodes={int(files)}".encode()
+    if _LIBC.mount(b"tmpfs", os.fsencode(path), b"tmpfs", MS_REMOUNT | MS_NOSUID | MS_NODEV, options) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"could not resize the workspace's file system on {path}: {os.strerror(err)}")
     return True
 
 

@@ -67,7 +67,7 @@ from pytest_jeval.sandbox.process import (
 from pytest_jeval.sandbox.quota import RunCgroup, mount_quota_fs, run_cgroup, unmount_quota_fs
 from pytest_jeval.sandbox.uids import run_uid
 
-__all__ = ["WORKSPACE_DISK_BYTES", "WORKSPACE_FILES", "make_workspace_dir", "remove_workspace_dir",
+__all__ = ["WORKSPACE_DISK_BYTES", "WORKSPACE_FILES", "make_room", "make_workspace_dir", "remove_workspace_dir",
            "run_in_workspace", "workspace_base_dir", "workspace_quota"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -80,8 +80,9 @@ WORKSPACE_FILES = int(os.environ.get("JEVAL_WORKSPACE_FILES", "65536"))
 class _Workspace:
     """A workspace this module made: its quota and, once a run needed one, the uid it belongs to."""
 
-    def __init__(self, mounted: bool) -> None:
+    def __init__(self, mounted: bool, disk_bytes: int = 0, files: int = 0) -> None:
         self.mounted = mounted
+        self.disk_bytes, self.files = disk_bytes, files
         self.owner: tuple[int, int] | None = None
         self.stack = contextlib.ExitStack()
         self.lock = threading.Lock()
@@ -112,15 +113,32 @@ def make_workspace_dir(parent: str | None = None, *, disk_bytes: int | None = No
     the next run: see :mod:`pytest_jeval.sandbox.quota`).
     """
     path = tempfile.mkdtemp(prefix="ws-", dir=workspace_base_dir(parent))
+    disk_bytes, files = disk_bytes or WORKSPACE_DISK_BYTES, files or WORKSPACE_FILES
     try:
-        mounted = mount_quota_fs(path, size_bytes=disk_bytes or WORKSPACE_DISK_BYTES,
-                                 files=files or WORKSPACE_FILES)
+        mounted = mount_quota_fs(path, size_bytes=disk_bytes, files=files)
     except OSError:
         os.rmdir(path)
         raise
     with _registry_lock:
-        _workspaces[os.path.abspath(path)] = _Workspace(mounted)
+        _workspaces[os.path.abspath(path)] = _Workspace(mounted, disk_bytes, files)
     return path
+
+
+def make_room(path: str | os.PathLike[str], *, disk_bytes: int, files: int) -> bool:
+    """Let a workspace hold at least ``disk_bytes`` and ``files`` entries: a size-limited one (root) grows to
+    that (never shrinks); True when it did. A benchmark that copies a large tree in (a repository checkout)
+    asks for the tree's size plus room to work."""
+    from pytest_jeval.sandbox.quota import grow_quota_fs
+
+    key = os.path.abspath(os.fspath(path))
+    with _registry_lock:
+        ws = _workspaces.get(key)
+    if ws is None or not ws.mounted or (disk_bytes <= ws.disk_bytes and files <= ws.files):
+        return False
+    size, count = max(disk_bytes, ws.disk_bytes), max(files, ws.files)
+    grow_quota_fs(key, size_bytes=size, files=count)
+    ws.disk_bytes, ws.files = size, count
+    return True
 
 
 def workspace_quota(path: str | os.PathLike[str]) -> bool:

@@ -76,7 +76,7 @@ def test_a_rerun_replays_the_proxied_turns_from_the_cache(project: ExternalProje
 
 def test_a_hanging_agent_is_killed_at_the_time_limit(project: ExternalProject) -> None:
     project.write({"ext_hang": fake_agent_command("hang", project.marker)}, model=KEY,
-                  run="episode_timeout = 8\ncache = false")  # room for its one turn on a loaded machine
+                  run="episode_timeout = 30\ncache = false")  # room for its one turn on a loaded machine
     result = project.run()
     result.assert_outcomes(failed=2)  # the hanging agent has no answer
     assert survivors(project.marker) == []
@@ -84,11 +84,8 @@ def test_a_hanging_agent_is_killed_at_the_time_limit(project: ExternalProject) -
         assert rec["agent"]["stop_reason"] == "time_limit" and rec["error"] is None and rec["is_correct"] is False
         assert rec["turn_count"] == 1  # its one proxied turn is kept
     ext = project.trajectories("ext_hang")["mul"]["external"]
-    assert ext["timed_out"] is True and ext["exit_status"] != 0 and 8 <= ext["seconds"] < 60  # killed at the limit, long before the hour-long sleep ends
-    daemon = project.trajectories("ext_daemon")["mul"]["external"]
-    # in its sandbox the daemon dies with the agent; without one the sweep finds and kills it
-    assert daemon["exit_status"] == 0 and daemon["survivors"] == (0 if daemon["containment"] == "bwrap" else 1)
-    assert {r["model_answer"] for r in project.records("ext_daemon").values()} == {"42", "23"}
+    assert ext["timed_out"] is True and ext["exit_status"] != 0
+    assert 30 <= ext["seconds"] < 120  # killed at the limit, long before the hour-long sleep ends
 
 
 def test_an_agent_that_fails_prints_garbage_or_floods_is_contained(project: ExternalProject) -> None:
@@ -139,10 +136,10 @@ def test_an_agent_looking_for_the_real_key_finds_nothing_and_a_daemon_does_not_s
                   model=KEY)
     result = project.run("--junitxml=junit.xml")
     result.assert_outcomes(passed=2, failed=2)  # the key was used (the strict server demands it) ...
-    # the daemon agent answers; in a PID namespace its daemon dies with it, without one the sweep kills it
+    # the daemon agent answers; in its sandbox its daemon dies with it, without one the sweep kills it
     assert survivors(project.marker) == []
     daemon = project.trajectories("ext_daemon")["mul"]["external"]
-    assert daemon["exit_status"] == 0 and daemon["survivors"] == (0 if daemon["containment"] == "pidns" else 1)
+    assert daemon["exit_status"] == 0 and daemon["survivors"] == (0 if daemon["containment"] == "bwrap" else 1)
     assert {r["model_answer"] for r in project.records("ext_daemon").values()} == {"42", "23"}
     for traj in project.trajectories("ext_steal").values():
         stdout = traj["external"]["stdout"]
@@ -156,7 +153,7 @@ def test_an_agent_looking_for_the_real_key_finds_nothing_and_a_daemon_does_not_s
 
 @pytest.mark.parametrize(("run", "bench", "reason", "turns"), [
     ("", "max_turns = 2", "max_turns", 2),
-    ("max_episode_tokens = 5", "", "token_limit", 1),
+    ("max_episode_tokens = 5", "", "token_limit", 0),  # reserved before forwarding: the prompt alone is over 5
 ])
 def test_the_proxy_enforces_max_turns_and_the_token_budget(project: ExternalProject, run: str, bench: str,
                                                           reason: str, turns: int) -> None:

@@ -320,7 +320,7 @@ def _suite(pytester: pytest.Pytester, server: FakeOpenAIServer, backend: str) ->
         output_dir = "out"
         max_retries = 0
         request_timeout = 30
-        episode_timeout = 240
+        episode_timeout = 900  # generous: OpenClaw needs tens of CPU seconds before its first request
 
         [[models]]
         name = "fw-model"

@@ -21,8 +21,9 @@ from pytest_jeval.agents.spec import OracleStep, SayStep, ToolStep
 from pytest_jeval.benchmarks._swe.prepare import Prepared, instance_of, prepare
 from pytest_jeval.benchmarks._swe.repos import read_at
 from pytest_jeval.benchmarks._swe.sandboxed import SandboxUnavailable, run_script
-from pytest_jeval.benchmarks._swe.trees import copy_tree
+from pytest_jeval.benchmarks._swe.trees import copy_tree, room_for
 from pytest_jeval.core.sample import Sample
+from pytest_jeval.sandbox.workdir import make_room
 
 __all__ = ["SUBMIT", "SweEpisode", "agent_prompt", "direct_prompt", "environment", "finish", "gold_steps"]
 
@@ -50,6 +51,8 @@ def environment(sample: Sample, workspace: Path) -> SweEpisode:
         prepared = prepare(sample.metadata)
     except SandboxUnavailable as exc:
         raise HarnessError(str(exc)) from exc
+    disk_bytes, files = room_for(prepared.tree.path)
+    make_room(workspace, disk_bytes=disk_bytes, files=files)  # as root the workspace is a size-limited file system
     copy_tree(prepared.tree.path, workspace)
     return SweEpisode(metadata=sample.metadata, prepared=prepared)
 

@@ -9,7 +9,6 @@ patch may not touch them (:mod:`.patches`), so it cannot change the tests that g
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from pathlib import Path
 from types import TracebackType
@@ -29,10 +28,10 @@ from pytest_jeval.benchmarks._swe.grading import (
 from pytest_jeval.benchmarks._swe.patches import APPLIED, PATCH_FILE, SWEBENCH_APPLY, apply_script, test_file_violations
 from pytest_jeval.benchmarks._swe.prepare import Prepared
 from pytest_jeval.benchmarks._swe.sandboxed import run_script
-from pytest_jeval.benchmarks._swe.trees import copy_tree
+from pytest_jeval.benchmarks._swe.trees import copy_tree, room_for
 from pytest_jeval.sandbox import ExecResult
 
-__all__ = ["END", "START", "Checkout", "Graded", "apply_patch", "grade_patch", "precheck", "tail", "workspace_size"]
+__all__ = ["END", "START", "Checkout", "Graded", "apply_patch", "grade_patch", "precheck", "tail"]
 
 LOG_TAIL = 3000
 MAX_LOG = 8 * 1024 * 1024
@@ -42,29 +41,6 @@ APPLY_TIMEOUT = 600.0
 def tail(text: str, n: int = LOG_TAIL) -> str:
     """The last ``n`` characters (marked when cut)."""
     return text if len(text) <= n else "[...]\n" + text[-n:]
-
-
-_SIZES: dict[str, tuple[int, int]] = {}
-
-
-def workspace_size(tree: Path) -> tuple[int, int]:
-    """``(bytes, files)`` for a workspace holding a copy of ``tree`` and what a run adds to it: at least the
-    default workspace quota (:data:`~pytest_jeval.sandbox.workdir.WORKSPACE_DISK_BYTES`), else twice the
-    tree and 256 MiB more (a repository's checkout can be far larger than an ordinary episode's files)."""
-    from pytest_jeval.sandbox.workdir import WORKSPACE_DISK_BYTES, WORKSPACE_FILES
-
-    key = os.fspath(tree)
-    if key not in _SIZES:
-        size = count = 0
-        for _folder, dirs, names in os.walk(tree):
-            count += len(dirs) + len(names)
-            for name in names:
-                try:
-                    size += os.lstat(os.path.join(_folder, name)).st_blocks * 512
-                except OSError:
-                    continue
-        _SIZES[key] = (max(WORKSPACE_DISK_BYTES, 2 * size + 256 * 2**20), max(WORKSPACE_FILES, 2 * count + 10_000))
-    return _SIZES[key]
 
 
 class Checkout:
@@ -77,8 +53,8 @@ class Checkout:
     def __enter__(self) -> Checkout:
         from pytest_jeval.sandbox.workdir import make_workspace_dir
 
-        disk, files = workspace_size(self.prepared.tree.path)
-        self.path = Path(make_workspace_dir(disk_bytes=disk, files=files))
+        disk_bytes, files = room_for(self.prepared.tree.path)
+        self.path = Path(make_workspace_dir(disk_bytes=disk_bytes, files=files))
         try:
             copy_tree(self.prepared.tree.path, self.path)
         except BaseException:
@@ -89,8 +65,8 @@ class Checkout:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         from pytest_jeval.sandbox.workdir import remove_workspace_dir
 
-        if self.path is not None:
-            remove_workspace_dir(self.path)  # as root a file system of its own: unmounted, then removed
+        if self.path is not None:  # as root the copy is a size-limited file system of its own: unmounted here
+            remove_workspace_dir(self.path)
             self.path = None
 
     def write(self, relative: str, text: str) -> None:

@@ -21,6 +21,7 @@ Each episode and each grading gets a fresh copy (:func:`copy_tree`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import shutil
@@ -136,6 +137,27 @@ def ensure_tree(instance_id: str, base_commit: str, spec: Spec, env: Env, *, mir
 
 def _steps(output: str, tag: str) -> list[str]:
     return [line[len(tag) + 1:] for line in output.splitlines() if line.startswith(tag + " ")]
+
+
+WORK_ROOM_BYTES = 512 * 1024 * 1024
+"""Room a copy of a checkout gets beyond its own size (the agent's edits, build output, test logs)."""
+WORK_ROOM_FILES = 65_536
+
+
+@functools.lru_cache(maxsize=64)
+def room_for(tree: Path) -> tuple[int, int]:
+    """``(bytes, entries)`` a copy of the prepared checkout ``tree`` needs, with room to work: a workspace is a
+    size-limited file system as root (:func:`pytest_jeval.sandbox.workdir.make_room`), and a repository's
+    history alone may be larger than its default size."""
+    size = count = 0
+    for root, dirs, names in os.walk(tree):
+        count += len(dirs) + len(names)
+        for name in names:
+            try:
+                size += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                continue
+    return size + size // 4 + WORK_ROOM_BYTES, count + WORK_ROOM_FILES
 
 
 def copy_tree(tree: Path, dest: Path) -> None:

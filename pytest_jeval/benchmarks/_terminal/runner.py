@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 import threading
 import time
@@ -32,6 +33,7 @@ from pytest_jeval.agents.spec import OracleStep, SayStep, ToolStep
 from pytest_jeval.benchmarks._terminal.formats import Layout, TaskError, TaskSpec, find_tasks, load_task
 from pytest_jeval.benchmarks._terminal.kit import Kit, build_kit, requirements_of
 from pytest_jeval.benchmarks._terminal.verify import VerifierOutcome, verify
+from pytest_jeval.sandbox.quota import cgroup_support
 from pytest_jeval.sandbox.shell.dockerfile import DockerfileError
 from pytest_jeval.sandbox.shell.environments import (
     BuiltEnvironment,
@@ -57,6 +59,11 @@ SYSTEM_PROMPT = (
 NO_EXTERNAL = ("an external agent CLI runs on the host with its own tools, and the task's environment is a sandbox "
                "it cannot reach; run the built-in loop (agent = \"orchestrator\") or a named agent")
 """Why ``backend = "command"``/``"hermes"``/``"openclaw"`` is refused for the Terminal-Bench benchmarks."""
+TASK_MEMORY_MB = int(os.environ.get("JEVAL_IMAGE_MEMORY_MB", "8192"))
+"""Memory of a task sandbox's processes together when its ``task.toml`` names no ``memory_mb``
+(``JEVAL_IMAGE_MEMORY_MB``; where cgroups are usable)."""
+TASK_PROCESSES = int(os.environ.get("JEVAL_IMAGE_PROCESSES", "4096"))
+"""Processes and threads of a task sandbox together (``JEVAL_IMAGE_PROCESSES``; where cgroups are usable)."""
 MAX_COMMAND_CHARS = 100_000
 ORACLE_CHUNK = 90_000
 """Characters of solution files one oracle step writes (the bash tool takes 100,000)."""
@@ -245,7 +252,7 @@ def environment() -> Callable[[Sample, Path], TaskEnv]:
         env.setdefault("HOME", _home(built))
         sandbox = ImageSandbox(built.lowers, env=env, workdir=built.workdir, uid=built.uid, gid=built.gid,
                                network=network, cpus=cpus, file_size_mb=task.storage_mb or 10240,
-                               memory_mb=task.memory_mb)
+                               memory_mb=task.memory_mb or TASK_MEMORY_MB, max_processes=TASK_PROCESSES)
         try:
             first = sandbox.exec("true", timeout=60)
             if first.returncode != 0:
@@ -262,8 +269,7 @@ def environment() -> Callable[[Sample, Path], TaskEnv]:
             "kit_requirements": list(kit.requirements), "kit_python": kit.python,
             "kit_build_seconds": kit.build_seconds,
             "startup_seconds": round(time.monotonic() - start_at, 3), "agent_network": network,
-            "limits": _limits(task, cpus, sandbox.memory_limited),
-            "deviations": deviations(task, built, kit, network, opts, memory=sandbox.memory_limited)}
+            "limits": _limits(task, cpus, sandbox), "deviations": deviations(task, built, kit, network, opts)}
         return TaskEnv(task, sandbox, built, kit, opts, facts)
 
     return start
@@ -287,19 +293,21 @@ _cpu_lock = threading.Lock()
 _cpu_next = 0
 
 
-def _limits(task: TaskSpec, cpus: tuple[int, ...] | None, memory: str | None) -> dict[str, Any]:
+def _limits(task: TaskSpec, cpus: tuple[int, ...] | None, sandbox: ImageSandbox | None = None) -> dict[str, Any]:
+    grouped = sandbox is not None and sandbox.cgroup is not None
+    memory = task.memory_mb or TASK_MEMORY_MB
     applied = {"cpus": task.cpus, "cpus_applied": f"CPU affinity {list(cpus)}" if cpus else
                ("not needed: the machine has no more CPUs" if task.cpus else None),
                "memory_mb": task.memory_mb,
-               "memory_applied": ("a cgroup memory limit on all the sandbox's processes together" if memory == "cgroup"
-                                  else memory or "not enforced") if task.memory_mb else None,
+               "memory_applied": (f"a cgroup: {memory} MiB and {TASK_PROCESSES} processes for all the sandbox's "
+                                  "processes together" if grouped else "not enforced (cgroups are not usable here)"),
                "storage_mb": task.storage_mb, "storage_applied": "as the largest file one process may write"
                if task.storage_mb else None}
     return {k: v for k, v in applied.items() if v is not None}
 
 
 def deviations(task: TaskSpec, built: BuiltEnvironment | None, kit: Kit | None, network: bool,
-               opts: TerminalBenchOptions, *, memory: str | None = None) -> list[str]:
+               opts: TerminalBenchOptions) -> list[str]:
     """How this run differs from upstream's Docker run, one sentence each (kept in every record)."""
     out: list[str] = []
     if built is not None:
@@ -316,8 +324,8 @@ def deviations(task: TaskSpec, built: BuiltEnvironment | None, kit: Kit | None, 
         out.append("no network in the agent phase (the task allows the internet; set [benchmarks.options] "
                    "allow_internet = true to give it)")
     out.append("the agent runs commands with a bash tool (one bash -c per call), not in a tmux session")
-    if task.memory_mb and memory != "cgroup":
-        out.append(f"memory_mb = {task.memory_mb} is recorded, {memory or 'not enforced'}")
+    if task.memory_mb and not cgroup_support()[0]:
+        out.append(f"memory_mb = {task.memory_mb} is recorded, not enforced (cgroups are not usable here)")
     if task.agent_timeout:
         out.append(f"the task's agent timeout ({task.agent_timeout:g} s) is recorded; [run] episode_timeout bounds "
                    "the episode")

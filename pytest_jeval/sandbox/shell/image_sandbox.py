@@ -40,7 +40,7 @@ from typing import IO
 
 from pytest_jeval.sandbox.files import remove_tree
 from pytest_jeval.sandbox.process import StdinFile, kill_group, read_capped, wait_unreaped
-from pytest_jeval.sandbox.quota import RunCgroup
+from pytest_jeval.sandbox.quota import RunCgroup, run_cgroup
 from pytest_jeval.sandbox.shell.images import ENV_UID_BASE, ENV_UID_COUNT
 from pytest_jeval.sandbox.shell.providers import MAX_OUTPUT, ExecOutcome, ProviderUnavailable, Sandbox
 
@@ -123,8 +123,8 @@ def bwrap_argv(spec: RunSpec, bwrap: str) -> list[str]:
 
 
 def _preexec(cpu_seconds: int, file_bytes: int, cgroup_fds: Sequence[int] = ()) -> Callable[[], None]:
-    """Fork-safe: the sandbox's cgroups joined (``cgroup_fds``: their ``cgroup.procs``), the parent-death signal
-    and a few rlimits (no address-space limit: see the docs)."""
+    """Fork-safe: joins the sandbox's cgroups (``cgroup.procs`` descriptors), the parent-death signal and a few
+    rlimits (no address-space limit: see the docs)."""
     import ctypes
     import resource
     import signal
@@ -134,12 +134,12 @@ def _preexec(cpu_seconds: int, file_bytes: int, cgroup_fds: Sequence[int] = ()) 
     pairs = [(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1)), (resource.RLIMIT_FSIZE, (file_bytes, file_bytes)),
              (resource.RLIMIT_NPROC, (4096, 4096)), (resource.RLIMIT_CORE, (0, 0))]
     sigkill = int(signal.SIGKILL)
-    fds, write = list(cgroup_fds), os.write
+    fds, write, getpid = list(cgroup_fds), os.write, os.getpid
 
     def preexec() -> None:
-        for fd in fds:
+        for fd in fds:  # before anything else runs: every process of the command is counted
             try:
-                write(fd, b"0")
+                write(fd, str(getpid()).encode())
             except OSError:
                 exit_now(125)
         prctl(1, sigkill, 0, 0, 0)
@@ -326,14 +326,9 @@ class ImageSandbox(Sandbox):
 
     def __init__(self, lowers: Sequence[Path], *, env: Mapping[str, str], workdir: str = "/", uid: int = 0,
                  gid: int = 0, network: bool = False, cpus: tuple[int, ...] | None = None,
-                 parent: str | None = None, file_size_mb: int = 10240, memory_mb: int | None = None) -> None:
+                 parent: str | None = None, file_size_mb: int = 10240, memory_mb: int | None = None,
+                 max_processes: int | None = None) -> None:
         self.lowers = tuple(lowers)
-        self._cgroup: contextlib.ExitStack | None = None
-        self.cgroup: RunCgroup | None = None
-        self.memory_limited: str | None = None
-        """How ``memory_mb`` is applied: ``"cgroup"``, or why it is not (None when no limit was asked for)."""
-        if memory_mb:
-            self._limit_memory(memory_mb)
         self.file_size_mb = file_size_mb
         self.env, self.workdir, self.uid, self.gid = dict(env), workdir, uid, gid
         self.network, self.cpus = network, cpus
@@ -351,8 +346,36 @@ class ImageSandbox(Sandbox):
         for name in ("upper", "work", "merged", "io"):
             (root / name).mkdir(mode=0o755)
             os.chown(root / name, ENV_UID_BASE, ENV_UID_BASE)
+        self._cgroup_stack = contextlib.ExitStack()
+        self.cgroup: RunCgroup | None = None
+        """The cgroup every command of the sandbox runs in (memory and processes of all of them together), or
+        None where cgroups are not usable (:func:`pytest_jeval.sandbox.quota.cgroup_support`)."""
+        if memory_mb is not None or max_processes is not None:
+            try:
+                self.cgroup = self._cgroup_stack.enter_context(
+                    run_cgroup(memory_mb * 2**20 if memory_mb is not None else None, max_processes))
+            except BaseException:
+                self._cgroup_stack.close()
+                remove_tree(str(root))
+                os.close(self._held)
+                raise
         with _live_lock:
             _live.add(self)
+
+    @property
+    def memory_limited(self) -> str | None:
+        """How a ``memory_mb`` limit is applied: ``"cgroup"`` (for all the sandbox's processes together), or
+        why it is not; None when the sandbox has no cgroup and none was asked for."""
+        if self.cgroup is not None:
+            return "cgroup"
+        from pytest_jeval.sandbox.quota import cgroup_support
+
+        usable, why = cgroup_support()
+        return None if usable else f"not enforced: {why or 'cgroups are not usable here'}"
+
+    def oom_kills(self) -> int:
+        """How many of the sandbox's processes the kernel's OOM killer ended (its memory limit)."""
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
     def _spec(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None,
               mounts: Sequence[Mount] = (), network: bool | None = None) -> RunSpec:
@@ -370,36 +393,14 @@ class ImageSandbox(Sandbox):
                 self._keeper.close()
             self._keeper = _Keeper(spec)
         payload = {**_payload(spec), "pidfd": self._keeper.pidfd}
-        return _launch("enter", payload, timeout=timeout, stdin=stdin, stdout=stdout, pass_fds=(self._keeper.pidfd,),
-                       file_size_mb=self.file_size_mb,
-                       cgroup_fds=self.cgroup.attach_fds() if self.cgroup is not None else ())
-
-    def _limit_memory(self, memory_mb: int) -> None:
-        """One cgroup for every process of the sandbox (each command and the verifier join it), ``memory_mb``
-        for all of them together; where cgroups are not usable, :attr:`memory_limited` says why."""
-        from pytest_jeval.sandbox.quota import cgroup_support, run_cgroup
-
-        usable, why = cgroup_support()
-        if not usable:
-            self.memory_limited = f"not enforced: {why or 'cgroups are not usable here'}"
-            return
-        stack = contextlib.ExitStack()
+        fds = self.cgroup.attach_fds() if self.cgroup is not None else []
         try:
-            self.cgroup = stack.enter_context(run_cgroup(memory_mb * 2**20, None))
-        except OSError as exc:
-            stack.close()
-            self.memory_limited = f"not enforced: the sandbox's cgroup could not be made ({exc.strerror or exc})"
-            return
-        if self.cgroup is None:
-            stack.close()
-            self.memory_limited = "not enforced: cgroups are not usable here"
-            return
-        self._cgroup = stack
-        self.memory_limited = "cgroup"
-
-    def oom_kills(self) -> int:
-        """How many of the sandbox's processes the kernel's OOM killer ended (its memory limit)."""
-        return self.cgroup.oom_kills() if self.cgroup is not None else 0
+            return _launch("enter", payload, timeout=timeout, stdin=stdin, stdout=stdout,
+                           pass_fds=(self._keeper.pidfd,), file_size_mb=self.file_size_mb, cgroup_fds=fds)
+        finally:
+            if self.cgroup is not None:
+                self.cgroup.kill_all()  # nothing of a command outlives it
+                self.cgroup.close()
 
     def exec(self, command: str, *, timeout: float, stdin: str | None = None, checker: bool = False) -> ExecOutcome:
         """``bash -c command`` in the image's ``WORKDIR`` as its ``USER``; everything it started dies at the end.
@@ -486,9 +487,8 @@ class ImageSandbox(Sandbox):
                 _live.discard(self)
         if keeper is not None:
             keeper.close()
-        cgroup, self._cgroup, self.cgroup = self._cgroup, None, None
-        if cgroup is not None:
-            cgroup.close()  # whatever is still in it is killed, and it is removed
+        self._cgroup_stack.close()  # the cgroup is removed (whatever is left in it is killed)
+        self.cgroup = None
         if root is not None:
             remove_tree(str(root))
             os.close(self._held)
