@@ -24,8 +24,13 @@ from pytest_jeval.benchmarks.deepplanning.data import Options, read_case, read_r
 from pytest_jeval.benchmarks.deepplanning.scoring import case_score, summarize_shopping
 from pytest_jeval.benchmarks.deepplanning.shop import Shop
 from pytest_jeval.benchmarks.deepplanning.tools import TOOLS
-from pytest_jeval.benchmarks.deepplanning.travel import (rescore_travel, score_travel, summarize_travel,
-                                                          travel_environment, travel_prompt)
+from pytest_jeval.benchmarks.deepplanning.travel import (
+    rescore_travel,
+    score_travel,
+    summarize_travel,
+    travel_environment,
+    travel_prompt,
+)
 from pytest_jeval.benchmarks.deepplanning.travel_tools import TRAVEL_TOOLS
 from pytest_jeval.calls.client import ModelClient
 from pytest_jeval.core.chat import Messages

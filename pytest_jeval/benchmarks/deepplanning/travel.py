@@ -16,8 +16,13 @@ from typing import Any
 from pytest_jeval import Sample, Score
 from pytest_jeval.benchmarks.deepplanning.travel_checks import DIMENSIONS, case_scores
 from pytest_jeval.benchmarks.deepplanning.travel_db import TravelDB
-from pytest_jeval.benchmarks.deepplanning.travel_plan import (SYSTEM, ConversionError, conversion_messages,
-                                                              extract_plan, parse_conversion)
+from pytest_jeval.benchmarks.deepplanning.travel_plan import (
+    SYSTEM,
+    ConversionError,
+    conversion_messages,
+    extract_plan,
+    parse_conversion,
+)
 from pytest_jeval.core.chat import EndpointError, Messages
 from pytest_jeval.core.episode import Episode
 
@@ -91,7 +96,8 @@ def score_travel(sample: Sample, episode: Episode, judge: Any) -> Score:
     base["plan_text"] = plan_text
     if not plan_text:
         return Score(correct=False, value=0.0, extracted=None, expected={"meta_info": meta_info},
-                     fields={k: 0.0 for k in ("commonsense_score", "personalized_score", "composite_score", "case_acc")},
+                     fields=dict.fromkeys(("commonsense_score", "personalized_score", "composite_score", "case_acc"),
+                                          0.0),
                      metadata={**base, **_zero(meta_info), "delivered": False,
                                "failed_constraints": [{"kind": "delivery", "check": "plan_delivered",
                                                        "reason": "the final answer has no <plan></plan>"}]})

@@ -15,6 +15,7 @@ applies passes. A case's ``composite_score`` is their mean, ``case_acc`` 1 when 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -292,7 +293,7 @@ def validated_transportation(days: list[Day], db: TravelDB) -> Check:
                 cost = round(float(info["cost"]))
             except (TypeError, ValueError):
                 continue
-            prices = [float(p) for p in (r.get("price") for r in rows) if _rounded(p) is not None]
+            prices = [float(p) for p in (r.get("price", "") for r in rows) if _rounded(p) is not None]
             if prices and not any(round(p) == cost for p in prices):
                 wrong.append(f"{number}: plan has {info['cost']} != database prices {prices}")
     parts = []
@@ -449,7 +450,7 @@ def no_time_overlaps(days: list[Day]) -> Check:
     for n, day in enumerate(days, 1):
         spans = sorted((s, e, str(a.get("type") or "")) for a in activities(day)
                        for s, e in [span(a.get("time_slot"))] if s is not None and e is not None)
-        clashes += [f"D{n}: {p[2]} and {c[2]} have time overlap" for p, c in zip(spans, spans[1:]) if c[0] < p[1]]
+        clashes += [f"D{n}: {p[2]} and {c[2]} have time overlap" for p, c in itertools.pairwise(spans) if c[0] < p[1]]
     return _failed(clashes, "Time overlaps exist")
 
 
@@ -465,7 +466,7 @@ def reasonable_transfer_time(days: list[Day], db: TravelDB) -> Check:
         acts = activities(day)
         anchors = [(s, e, a) for a in acts if a.get("type") in anchors_types
                    for s, e in [span(a.get("time_slot"))] if s is not None and e is not None]
-        for (ps, pe, prev), (cs, ce, cur) in zip(anchors, anchors[1:]):
+        for (_ps, pe, prev), (cs, _ce, cur) in itertools.pairwise(anchors):
             gap = cs - pe
             if pe > cs:
                 if pe - cs <= 12 * 60:
@@ -681,7 +682,9 @@ def cost_calculation_correctness(plan: dict[str, Any], days: list[Day], meta: di
         return False, f"Invalid total_estimated_budget: {summary['total_estimated_budget']}"
     cost = plan_cost(days, meta)
     if stated == 0:
-        return (True, None) if cost["total"] == 0 else (False, f"Plan shows 0 budget but calculated {cost['total']:.2f}")
+        if cost["total"] == 0:
+            return True, None
+        return False, f"Plan shows 0 budget but calculated {cost['total']:.2f}"
     error = abs(cost["total"] - stated) / stated
     if error <= 0.10:
         return True, None
@@ -790,7 +793,9 @@ def hard_check(key: str, data: dict[str, Any], plan: dict[str, Any], meta: dict[
         hotel = data.get("hotel_name")
         if not hotel:
             return False, "No hotel name specified in constraint data"
-        return (True, None) if hotel in _names(plan, "accommodation") else (False, f"Required hotel not found ({key}): {hotel}")
+        if hotel in _names(plan, "accommodation"):
+            return True, None
+        return False, f"Required hotel not found ({key}): {hotel}"
     if key.startswith("restaurant_"):
         restaurant = data.get("restaurant_name")
         if not restaurant:
@@ -845,5 +850,5 @@ def case_scores(plan: dict[str, Any], meta: dict[str, Any], db: TravelDB) -> dic
     return {"commonsense_score": common, "personalized_score": personal, "composite_score": (common + personal) / 2,
             "case_acc": 1.0 if common == 1.0 and personal == 1.0 else 0.0, "dimension_scores": dimensions,
             "failed_constraints": failed,
-            "checks": {n: ok for n, (ok, _r) in checks.items()}, "hard_constraints": {n: ok for n, (ok, _r) in
-                                                                                      constraints.items()}}
+            "checks": {n: ok for n, (ok, _r) in checks.items()},
+            "hard_constraints": {n: ok for n, (ok, _r) in constraints.items()}}

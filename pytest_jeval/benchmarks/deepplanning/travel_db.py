@@ -1,14 +1,18 @@
 """One DeepPlanning travel case's database: the CSV tables of upstream's ``database_<lang>/id_<N>/``.
 
-| table | file | key columns |
-|---|---|---|
-| flights | ``flights/flights.csv`` | ``flight_no``, ``origin_city``, ``destination_city``, ``dep_date``, ``dep_datetime``, ``arr_datetime``, ``dep_station_name``, ``arr_station_name``, ``seat_class``, ``seat_status``, ``price``, ``route_index``, ``segment_index``, ``airline``, ``manufacturer``, ... |
-| trains | ``trains/trains.csv`` | the same with ``train_no`` and ``train_type`` |
-| hotels | ``hotels/hotels.csv`` | ``name``, ``price``, ``hotel_star``, ``brand``, ``score``, ``services`` (``;``), ... |
-| attractions | ``attractions/attractions.csv`` | ``attraction_name``, ``city``, ``opening_time``, ``closing_time``, ``closing_dates``, ``min_visit_hours``, ``max_visit_hours``, ``ticket_price``, ``attraction_type``, ... |
-| restaurants | ``restaurants/restaurants.csv`` | ``restaurant_name``, ``query_latitude``, ``query_longitude``, ``price_per_person``, ``opening_time``, ``closing_time``, ``tags`` (``;``), ... |
-| locations | ``locations/locations_coords.csv`` | ``poi_name``, ``latitude``, ``longitude`` |
-| distances | ``transportation/distance_matrix.csv`` | ``origin``, ``destination`` (``lat,lon`` strings), ``distance_meters``, ``duration_minutes``, ``cost`` |
+* flights, ``flights/flights.csv``: ``flight_no``, ``origin_city``, ``destination_city``, ``dep_date``,
+  ``dep_datetime``, ``arr_datetime``, ``dep_station_name``, ``arr_station_name``, ``seat_class``,
+  ``seat_status``, ``price``, ``route_index``, ``segment_index``, ``airline``, ``manufacturer``, ...;
+* trains, ``trains/trains.csv``: the same with ``train_no`` and ``train_type``;
+* hotels, ``hotels/hotels.csv``: ``name``, ``price``, ``hotel_star``, ``brand``, ``score``, ``services``;
+* attractions, ``attractions/attractions.csv``: ``attraction_name``, ``city``, ``opening_time``,
+  ``closing_time``, ``closing_dates``, ``min_visit_hours``, ``max_visit_hours``, ``ticket_price``,
+  ``attraction_type``, ...;
+* restaurants, ``restaurants/restaurants.csv``: ``restaurant_name``, ``query_latitude``,
+  ``query_longitude``, ``price_per_person``, ``opening_time``, ``closing_time``, ``tags``, ...;
+* locations, ``locations/locations_coords.csv``: ``poi_name``, ``latitude``, ``longitude``;
+* distances, ``transportation/distance_matrix.csv``: ``origin``, ``destination`` (``lat,lon``),
+  ``distance_meters``, ``duration_minutes``, ``cost``.
 
 Every cell stays a string, as upstream reads them. A table a case lacks is empty; a malformed one is an
 error naming the file.
@@ -60,7 +64,8 @@ class TravelDB:
             raise DatasetLoadError(f"deepplanning: the travel case database {directory} is missing")
         tables = {name: read_table(directory / rel) for name, rel in TABLES.items()}
         if not any(tables.values()):
-            raise DatasetLoadError(f"deepplanning: {directory} holds none of the travel tables ({', '.join(TABLES.values())})")
+            raise DatasetLoadError(f"deepplanning: {directory} holds none of the travel tables "
+                                   f"({', '.join(TABLES.values())})")
         return cls(directory=directory, tables=tables)
 
     def _by(self, table: str, key: str) -> dict[str, Row]:
@@ -117,7 +122,8 @@ class TravelDB:
         mapping_all: dict[str, str] = {}
         for table in ("flights", "trains"):
             for row in self.tables[table]:
-                for name_key, city_key in (("dep_station_name", "origin_city"), ("arr_station_name", "destination_city")):
+                for name_key, city_key in (("dep_station_name", "origin_city"),
+                                           ("arr_station_name", "destination_city")):
                     name, town = row.get(name_key, "").strip(), row.get(city_key, "").strip()
                     if name and town:
                         mapping_all[name] = _city(town)

@@ -23,7 +23,8 @@ Phase 2, write the final plan inside <plan></plan>, day by day:
 Day N:
 Current City: <a city, or "from A to B" on a travel day>
 Accommodation: <hotel name>, <price, e.g. ¥400/room/night>   ("-" on the last day)
-HH:MM-HH:MM | travel_intercity_public | <flight/train> <number>, <departure station> - <arrival station>, <price per person>
+HH:MM-HH:MM | travel_intercity_public | <flight/train> <number>, <departure station> - <arrival station>, \
+<price per person>
 HH:MM-HH:MM | travel_city | <from> - <to>, <distance>, <duration>, <price per taxi>
 HH:MM-HH:MM | attraction | <attraction name>, <ticket price per person>
 HH:MM-HH:MM | meal | <Lunch/Dinner>, <restaurant name>, <price per person>

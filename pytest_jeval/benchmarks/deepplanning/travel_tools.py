@@ -59,10 +59,12 @@ def _segments(rows: list[Row], number: str, carrier: str, flight: bool) -> list[
             dep_city = row.get("origin_city", "")
             if not flight and n > 1 and previous is not None:
                 dep_city = previous.get("arr_station_name", "").split(" Station")[0]
-            segment = {"arrCityName": row.get("destination_city", ""), "arrStationCode": row.get("arr_station_code", ""),
+            segment = {"arrCityName": row.get("destination_city", ""),
+                       "arrStationCode": row.get("arr_station_code", ""),
                        "arrStationName": row.get("arr_station_name", ""), "depCityName": dep_city,
                        "depStationCode": row.get("dep_station_code", ""),
-                       "depStationName": row.get("dep_station_name", ""), "duration": _int(row.get("duration", "")),
+                       "depStationName": row.get("dep_station_name", ""),
+                       "duration": _int(row.get("duration", "")),
                        "arrDateTime": row.get("arr_datetime", ""), "depDateTime": row.get("dep_datetime", ""),
                        "marketingTransportName": row.get(carrier, ""), "marketingTransportNo": row.get(number, ""),
                        "seatClassName": row.get("seat_class", ""),
@@ -84,7 +86,7 @@ def _rides(ctx: ToolContext, table: str, origin: str, destination: str, dep_date
 
 
 @tool
-def query_train_info(origin: str, destination: str, depDate: str, ctx: ToolContext, seatClassName: str = "") -> str:  # noqa: N803
+def query_train_info(origin: str, destination: str, depDate: str, ctx: ToolContext, seatClassName: str = "") -> str:
     """Query train tickets from origin to destination on a date: train number, departure/arrival time,
     stations, duration, seat class, remaining seats, price.
 
@@ -101,7 +103,7 @@ def query_train_info(origin: str, destination: str, depDate: str, ctx: ToolConte
 
 
 @tool
-def query_flight_info(origin: str, destination: str, depDate: str, ctx: ToolContext, seatClassName: str = "") -> str:  # noqa: N803
+def query_flight_info(origin: str, destination: str, depDate: str, ctx: ToolContext, seatClassName: str = "") -> str:
     """Query flights from origin to destination on a date: flight number, departure/arrival time, airports,
     duration, seat class, remaining seats, price, aircraft.
 
@@ -118,8 +120,8 @@ def query_flight_info(origin: str, destination: str, depDate: str, ctx: ToolCont
 
 
 @tool
-def query_hotel_info(destination: str, checkinDate: str, checkoutDate: str, ctx: ToolContext,  # noqa: N803
-                     hotelStar: str = "", hotelBrands: str = "") -> str:  # noqa: N803
+def query_hotel_info(destination: str, checkinDate: str, checkoutDate: str, ctx: ToolContext,
+                     hotelStar: str = "", hotelBrands: str = "") -> str:
     """Query hotels at a destination for check-in and check-out dates, optionally by star rating and brand.
     All hotel information in a plan must come from this tool's results.
 
@@ -128,10 +130,12 @@ def query_hotel_info(destination: str, checkinDate: str, checkoutDate: str, ctx:
         checkinDate: Check-in date, format: yyyy-MM-dd.
         checkoutDate: Check-out date, format: yyyy-MM-dd.
         hotelStar: Hotel star rating: 1~5; single value.
-        hotelBrands: Hotel brand, single value, e.g. Ji Hotel, Atour Hotel, Marriott, Hilton, Home Inn, Jinjiang Inn, Hanting Hotel, Orange Hotel.
+        hotelBrands: Hotel brand, single value, e.g. Ji Hotel, Atour Hotel, Marriott, Hilton, Home Inn,
+            Jinjiang Inn, Hanting Hotel, Orange Hotel.
     """
     rows = [r for r in _db(ctx).tables["hotels"]
-            if (not hotelStar or r.get("hotel_star") == hotelStar) and (not hotelBrands or r.get("brand") == hotelBrands)]
+            if (not hotelStar or r.get("hotel_star") == hotelStar)
+            and (not hotelBrands or r.get("brand") == hotelBrands)]
     if not rows:
         return (f"No hotel information found in {destination} from {checkinDate} to {checkoutDate}, please check "
                 "parameters or reduce constraints")
@@ -175,7 +179,8 @@ def query_attraction_details(attraction_name: str, ctx: ToolContext) -> str:
         f"Closed Dates：{row.get('closing_dates', '')}",
         f"Minimum Visit Duration：{_number_text(row.get('min_visit_hours', ''))} hours",
         f"Maximum Visit Duration：{_number_text(row.get('max_visit_hours', ''))} hours",
-        f"Ticket Price：{ticket if ticket is not None else '0'} yuan", f"Attraction Type：{row.get('attraction_type', '')}"])
+        f"Ticket Price：{ticket if ticket is not None else '0'} yuan",
+        f"Attraction Type：{row.get('attraction_type', '')}"])
 
 
 @tool
@@ -185,9 +190,11 @@ def recommend_attractions(city: str, ctx: ToolContext, attraction_type: str = ""
 
     Args:
         city: City name or keyword.
-        attraction_type: Attraction type filter: 'Historical and Cultural', 'Natural Scenery', 'Art Exhibition', 'City Landmark', 'Theme Park', 'Leisure Experience'.
+        attraction_type: Attraction type filter: 'Historical and Cultural', 'Natural Scenery', 'Art Exhibition',
+            'City Landmark', 'Theme Park', 'Leisure Experience'.
     """
-    rows = [r for r in _db(ctx).tables["attractions"] if not attraction_type or r.get("attraction_type") == attraction_type]
+    rows = [r for r in _db(ctx).tables["attractions"]
+            if not attraction_type or r.get("attraction_type") == attraction_type]
     if not rows:
         return "No attraction recommendations found"
     return "\n".join(["Recommended attractions:\n", *(
@@ -257,7 +264,8 @@ def recommend_restaurants(latitude: str, longitude: str, ctx: ToolContext) -> st
     rows = [r for r in _db(ctx).tables["restaurants"]
             if r.get("query_latitude") == latitude and r.get("query_longitude") == longitude]
     if not rows:
-        return f"No recommended restaurants found near coordinates ({latitude}, {longitude}), please check coordinate source"
+        return (f"No recommended restaurants found near coordinates ({latitude}, {longitude}), please check "
+                "coordinate source")
     return _json([_restaurant(r, details=False) for r in rows])
 
 
