@@ -305,3 +305,97 @@ def test_bad_input_names_what_is_wrong(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     with pytest.raises(DatasetLoadError, match=r"cannot download database_en.zip of 'Qwen/DeepPlanning'.*set data_dir"):
         load_samples(bench.BENCHMARK, options=Options(domain="travel"))
+
+
+# ---------------------------------------------------------------- upstream's time thresholds, at their edges
+
+
+def ride(start: str, end: str) -> dict[str, Any]:
+    return {"time_slot": f"{start}-{end}", "type": "travel_intercity_public", "details": {}}
+
+
+def meal(start: str, end: str) -> dict[str, Any]:
+    return {"time_slot": f"{start}-{end}", "type": "meal", "details": {"name": f"R{start}"}}
+
+
+def sight(start: str, end: str, name: str = "A") -> dict[str, Any]:
+    return {"time_slot": f"{start}-{end}", "type": "attraction", "details": {"name": name}}
+
+
+ARRIVE_LATE = {"current_city": "from Hefei to Nanjing", "activities": [ride("18:00", "19:00")]}
+
+
+@pytest.mark.parametrize(("day", "ok"), [
+    # leaving a visited city: before 9:00 no meal, before 15:00 at most one, from 15:00 at least one
+    ({"current_city": "from Nanjing to Hefei", "activities": [meal("07:00", "08:00"), ride("08:59", "10:00")]}, False),
+    ({"current_city": "from Nanjing to Hefei", "activities": [meal("07:00", "08:00"), ride("09:00", "10:00")]}, True),
+    ({"current_city": "from Nanjing to Hefei", "activities": [ride("14:59", "16:00")]}, True),
+    ({"current_city": "from Nanjing to Hefei", "activities": [ride("15:00", "16:00")]}, False),
+    ({"current_city": "from Nanjing to Hefei",
+      "activities": [meal("10:00", "11:00"), meal("13:00", "14:00"), ride("14:59", "16:00")]}, False),
+])
+def test_meal_coverage_when_leaving_at_upstreams_edges(day: dict[str, Any], ok: bool) -> None:
+    assert checks.essential_meal_coverage([ARRIVE_LATE, day], META)[0] is ok
+
+
+@pytest.mark.parametrize(("day", "ok"), [
+    # arriving in a city to visit: before 10:00 two meals, before 15:00 at least one, from 15:00 at most one
+    ({"current_city": "from Hefei to Nanjing", "activities": [ride("08:00", "09:59"), meal("12:00", "13:00")]}, False),
+    ({"current_city": "from Hefei to Nanjing", "activities": [ride("08:00", "10:00"), meal("12:00", "13:00")]}, True),
+    ({"current_city": "from Hefei to Nanjing", "activities": [ride("08:00", "14:59")]}, False),
+    ({"current_city": "from Hefei to Nanjing", "activities": [ride("08:00", "15:00")]}, True),
+    ({"current_city": "from Hefei to Nanjing",
+      "activities": [ride("08:00", "15:00"), meal("16:00", "17:00"), meal("19:00", "20:00")]}, False),
+    # a day in one city: two meals at least 120 minutes apart
+    ({"current_city": "Hefei", "activities": [meal("11:00", "12:00"), meal("13:59", "15:00")]}, False),
+    ({"current_city": "Hefei", "activities": [meal("11:00", "12:00"), meal("14:00", "15:00")]}, True),
+])
+def test_meal_coverage_when_arriving_or_staying_at_upstreams_edges(day: dict[str, Any], ok: bool) -> None:
+    assert checks.essential_meal_coverage([day], META)[0] is ok
+
+
+@pytest.mark.parametrize(("days", "ok"), [
+    # leaving a visited city after 16:00 needs an attraction; arriving before 12:00 needs one
+    ([ARRIVE_LATE, {"current_city": "from Nanjing to Hefei", "activities": [ride("16:00", "17:00")]}], True),
+    ([ARRIVE_LATE, {"current_city": "from Nanjing to Hefei", "activities": [ride("16:01", "17:00")]}], False),
+    ([{"current_city": "from Hefei to Nanjing", "activities": [ride("08:00", "11:59")]}], False),
+    ([{"current_city": "from Hefei to Nanjing", "activities": [ride("08:00", "12:00")]}], True),
+    # a day in one city: four hours of sightseeing (rides to an attraction count) or two attractions
+    ([{"current_city": "Hefei", "activities": [sight("09:00", "12:59")]}], False),
+    ([{"current_city": "Hefei", "activities": [
+        {"time_slot": "08:30-09:00", "type": "travel_city", "details": {"from": "H", "to": "A"}},
+        sight("09:00", "12:30")]}], True),
+    # upstream truncates fractional hours to minutes: 31 + 209 minutes count as 30 + 208
+    ([{"current_city": "Hefei", "activities": [
+        {"time_slot": "08:30-09:01", "type": "travel_city", "details": {"from": "H", "to": "A"}},
+        sight("09:01", "12:30")]}], False),
+    ([{"current_city": "Hefei", "activities": [sight("09:00", "10:00"), sight("10:00", "11:00", "B")]}], True),
+])
+def test_attraction_coverage_at_upstreams_edges(days: list[dict[str, Any]], ok: bool) -> None:
+    assert checks.essential_attraction_coverage(days, META)[0] is ok
+
+
+@pytest.mark.parametrize(("slot", "ok"), [("12:00-12:29", False), ("12:00-12:30", True), ("12:00-14:30", True),
+                                          ("12:00-14:31", False), ("23:30-00:30", True)])
+def test_meal_duration_edges(slot: str, ok: bool) -> None:
+    day = {"activities": [{"time_slot": slot, "type": "meal", "details": {"name": "R"}}]}
+    assert checks.reasonable_meal_duration([day])[0] is ok
+
+
+@pytest.mark.parametrize(("total", "ok"), [(1300 / 1.1 - 0.5, False), (1300 / 1.1 + 0.5, True), (1444, True),
+                                           (1300 / 0.9 + 0.5, False)])
+def test_the_budget_summary_may_be_ten_percent_off(total: float, ok: bool) -> None:
+    plan = copy.deepcopy(PLAN)
+    plan["budget_summary"]["total_estimated_budget"] = total
+    assert checks.cost_calculation_correctness(plan, plan["daily_plans"], META)[0] is ok
+
+
+@pytest.mark.parametrize(("slot", "hours", "ok"), [
+    ("16:30-03:00", ("16:00", "03:30"), True), ("15:30-17:00", ("16:00", "03:30"), False),
+    ("01:00-03:00", ("16:00", "03:30"), True), ("09:00-24:00", ("09:00", "24:00"), True),
+    ("21:00-22:30", ("09:00", "22:00"), False)])
+def test_business_hours_past_midnight(slot: str, hours: tuple[str, str], ok: bool) -> None:
+    start, end = checks.slot(slot)
+    opens, closes = checks.clock(hours[0]), checks.clock(hours[1])
+    assert start is not None and end is not None and opens is not None and closes is not None
+    assert checks.within_hours(start, end, opens, closes) is ok

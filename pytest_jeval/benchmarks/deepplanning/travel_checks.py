@@ -398,15 +398,18 @@ def essential_meal_coverage(days: list[Day], meta: dict[str, Any]) -> Check:
 
 
 def _minutes_between(act: dict[str, Any]) -> int:
+    """An activity's length in whole minutes as upstream computes it: from fractional hours, truncated (so
+    09:01-12:30 is 208 minutes, not 209)."""
     start, end = act.get("start_time") or "", act.get("end_time") or ""
     if not start or not end:
         pieces = str(act.get("time_slot") or "").split("-")
         if len(pieces) >= 2:
             start, end = pieces[0], pieces[1]
-    s, e = _minutes_of({"start_time": start}, 0), _minutes_of({"end_time": end}, 1)
+    s, e = _hour_of({"start_time": start}, 0), _hour_of({"end_time": end}, 1)
     if s is None or e is None:
         return 0
-    return e - s + (1440 if e < s else 0)
+    hours = e - s
+    return int((hours + 24 if hours < 0 else hours) * 60)
 
 
 def essential_attraction_coverage(days: list[Day], meta: dict[str, Any]) -> Check:
