@@ -15,16 +15,45 @@ applies passes. A case's ``composite_score`` is their mean, ``case_acc`` 1 when 
 
 from __future__ import annotations
 
-import itertools
-import math
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from pytest_jeval.benchmarks.deepplanning.travel_db import TravelDB
+from pytest_jeval.benchmarks.deepplanning.travel_hard import hard, hard_check
+from pytest_jeval.benchmarks.deepplanning.travel_reading import (
+    Check,
+    Day,
+    _failed,
+    _float,
+    _hour_of,
+    _intercity_time,
+    _minutes_of,
+    _number,
+    _rounded,
+    activities,
+    city,
+    clock,
+    details,
+    of_type,
+    plan_cost,
+    route,
+    slot,
+    span,
+)
+from pytest_jeval.benchmarks.deepplanning.travel_timing import (
+    attraction_visit_within_opening_hours,
+    avoidance_of_closure_days,
+    dining_within_service_hours,
+    no_time_overlaps,
+    reasonable_duration_at_attractions,
+    reasonable_meal_duration,
+    reasonable_transfer_time,
+    within_hours,
+)
 
-Check = tuple[bool | None, str | None]
-Day = dict[str, Any]
+__all__ = ["DIMENSIONS", "case_scores", "clock", "commonsense", "hard", "hard_check", "plan_cost", "slot", "span",
+           "within_hours"]
+
 
 DIMENSIONS: dict[str, tuple[str, ...]] = {
     "Route Consistency": ("valid_trip_duration", "closed_loop_route_structure", "seamless_intercity_transfers"),
@@ -40,119 +69,6 @@ DIMENSIONS: dict[str, tuple[str, ...]] = {
     "Activity Diversity": ("diverse_meal_options", "diverse_attraction_options"),
 }
 WEIGHT = 1 / len(DIMENSIONS)
-WEEKDAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7,
-            "周一": 1, "周二": 2, "周三": 3, "周四": 4, "周五": 5, "周六": 6, "周日": 7}
-ALL_DAY = ("全天开放", "Open 24 Hours")
-FLIGHT_MODES = ("flight", "飞机", "airplane", "plane")
-TRAIN_MODES = ("train", "火车", "railway", "高铁", "gaotie")
-
-
-# ---------------------------------------------------------------- reading a plan
-
-def route(current_city: Any) -> tuple[str | None, str | None]:
-    """``from A to B`` -> (A, B); anything else -> (None, None)."""
-    if not isinstance(current_city, str):
-        return None, None
-    found = re.search(r"from\s+(.+?)\s+to\s+([^,]+)(?=[,\s]|$)", current_city)
-    return (found.group(1).strip(), found.group(2).strip()) if found else (None, None)
-
-
-def city(name: str | None) -> str | None:
-    """A city name without any parenthesised part (both bracket styles)."""
-    return None if name is None else re.sub(r"[（(].*?[)）]", "", name).strip()
-
-
-def clock(text: Any) -> int | None:
-    """``HH:MM`` -> minutes after midnight (``24:00`` is 23:59)."""
-    if not isinstance(text, str):
-        return None
-    text = text.strip()
-    if text == "24:00":
-        return 23 * 60 + 59
-    found = re.fullmatch(r"(\d{1,2}):(\d{2})", text)
-    if not found or int(found.group(1)) > 23 or int(found.group(2)) > 59:
-        return None
-    return int(found.group(1)) * 60 + int(found.group(2))
-
-
-def slot(text: Any) -> tuple[int | None, int | None]:
-    """A ``time_slot``'s start and end as clock minutes (the end may be before the start)."""
-    if not isinstance(text, str):
-        return None, None
-    found = re.match(r"\s*(\d{1,2}:\d{2})\s*-\s*(\d{1,2}:\d{2})\s*", text)
-    return (clock(found.group(1)), clock(found.group(2))) if found else (None, None)
-
-
-def span(text: Any) -> tuple[int | None, int | None]:
-    """A ``time_slot`` in minutes with the end past midnight moved to the next day."""
-    start, end = slot(text)
-    if start is None or end is None:
-        return None, None
-    return start, end + 1440 if end < start else end
-
-
-def _hour_of(act: dict[str, Any], part: int) -> float | None:
-    """An activity's start (0) or end (1) in hours, from ``start_time``/``end_time`` or the slot (loosely)."""
-    value = act.get("start_time" if part == 0 else "end_time")
-    if not value:
-        pieces = str(act.get("time_slot") or "").split("-")
-        value = pieces[part] if len(pieces) > part and "-" in str(act.get("time_slot") or "") else ""
-    try:
-        hours, minutes = (int(x) for x in str(value).split(":"))
-    except ValueError:
-        return None
-    return hours + minutes / 60
-
-
-def _minutes_of(act: dict[str, Any], part: int) -> int | None:
-    hours = _hour_of(act, part)
-    return None if hours is None else round(hours * 60)
-
-
-def activities(day: Day) -> list[dict[str, Any]]:
-    """A day's activities (dicts only)."""
-    return [a for a in (day.get("activities") or []) if isinstance(a, dict)]
-
-
-def details(act: dict[str, Any]) -> dict[str, Any]:
-    """An activity's details (an empty dict when absent)."""
-    value = act.get("details")
-    return value if isinstance(value, dict) else {}
-
-
-def of_type(days: list[Day], kind: str) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
-    """(activity, details, stripped name) of every activity of a type."""
-    for day in days:
-        for act in activities(day):
-            if act.get("type") == kind:
-                info = details(act)
-                yield act, info, str(info.get("name") or "").strip()
-
-
-def _intercity_time(day: Day, part: int) -> float | None:
-    """The first intercity ride's departure (0) or arrival (1) hour of a day."""
-    for act in activities(day):
-        if act.get("type") == "travel_intercity_public":
-            hours = _hour_of(act, part)
-            if hours is not None:
-                return hours
-    return None
-
-
-def _rounded(value: Any) -> int | None:
-    try:
-        return round(float(value))
-    except (TypeError, ValueError):
-        return None
-
-
-def _number(value: Any) -> float | None:
-    """A plan's number (int/float only, as upstream requires for prices)."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _failed(problems: list[str], what: str) -> Check:
-    return (False, f"{what}: {problems}") if problems else (True, None)
 
 
 # ---------------------------------------------------------------- 1. route consistency
@@ -445,234 +361,6 @@ def essential_attraction_coverage(days: list[Day], meta: dict[str, Any]) -> Chec
     return (False, f"Attraction arrangements unreasonable: {'; '.join(problems)}") if problems else (True, None)
 
 
-# ---------------------------------------------------------------- 4. time feasibility
-
-def no_time_overlaps(days: list[Day]) -> Check:
-    """No two activities of a day overlap."""
-    clashes: list[str] = []
-    for n, day in enumerate(days, 1):
-        spans = sorted((s, e, str(a.get("type") or "")) for a in activities(day)
-                       for s, e in [span(a.get("time_slot"))] if s is not None and e is not None)
-        clashes += [f"D{n}: {p[2]} and {c[2]} have time overlap" for p, c in itertools.pairwise(spans) if c[0] < p[1]]
-    return _failed(clashes, "Time overlaps exist")
-
-
-def reasonable_transfer_time(days: list[Day], db: TravelDB) -> Check:
-    """Between consecutive anchors (hotel, attraction, meal, intercity ride) at different places, the gap
-    less any buffers between them is the taxi time of the case's distance matrix, within
-    [min(t-5, t rounded down to 10), max(t+5, t rounded up to 10)] minutes. Pairs without coordinates or
-    matrix entry are skipped (noted)."""
-    anchors_types = {"hotel", "attraction", "meal", "travel_intercity_public"}
-    problems: list[str] = []
-    skipped: list[str] = []
-    for n, day in enumerate(days, 1):
-        acts = activities(day)
-        anchors = [(s, e, a) for a in acts if a.get("type") in anchors_types
-                   for s, e in [span(a.get("time_slot"))] if s is not None and e is not None]
-        for (_ps, pe, prev), (cs, _ce, cur) in itertools.pairwise(anchors):
-            gap = cs - pe
-            if pe > cs:
-                if pe - cs <= 12 * 60:
-                    continue  # an overlap: no_time_overlaps reports it
-                gap += 1440
-            if gap < 0:
-                continue  # out of order: no_time_overlaps' business
-            buffers = 0
-            start = cs
-            for act in acts:
-                if str(act.get("type") or "").strip() != "buffer":
-                    continue
-                bs, be = span(act.get("time_slot"))
-                if bs is None or be is None:
-                    continue
-                if bs < pe:
-                    bs, be = bs + 1440, be + 1440
-                elif be < pe:
-                    be += 1440
-                if start < pe:
-                    start += 1440
-                if pe <= bs and be <= start:
-                    buffers += be - bs
-            net = gap - buffers
-            pd, cd = details(prev), details(cur)
-            pname = str((pd.get("to") if prev.get("type") == "travel_intercity_public" else pd.get("name"))
-                        or prev.get("type") or "").strip()
-            cname = str((cd.get("from") if cur.get("type") == "travel_intercity_public" else cd.get("name"))
-                        or cur.get("type") or "").strip()
-            if pname == cname:
-                continue
-            taxi = db.taxi_minutes(pname, cname)
-            if taxi is None:
-                skipped.append(f"D{n}:{pname}->{cname}")
-                continue
-            low = min(max(0.0, taxi - 5), (taxi // 10) * 10)
-            high = max(taxi + 5, math.ceil(taxi / 10) * 10)
-            if not low <= net <= high:
-                problems.append(f"D{n}:{pname}->{cname} commute {taxi:.0f}min, plan gap {net:.0f}min (buffers "
-                                f"{buffers:.0f}min excluded) not in [{low:.0f},{high:.0f}]min")
-    if problems:
-        return False, f"Anchor transfer time unreasonable: {problems}" + (f"; skipped: {skipped}" if skipped else "")
-    return True, (f"Some pairs missing coordinates, skipped: {skipped}" if skipped else None)
-
-
-# ---------------------------------------------------------------- 5. business hours
-
-def within_hours(start: int, end: int, opens: int, closes: int) -> bool:
-    """A slot inside opening hours (hours past midnight, e.g. 16:30-03:00, handled as upstream)."""
-    crosses = end < start
-    if opens <= closes:
-        return not crosses and start >= opens and end <= closes
-    if crosses:
-        return start >= opens and end <= closes
-    return (start >= opens and end >= opens) or (start <= closes and end <= closes)
-
-
-def attraction_visit_within_opening_hours(days: list[Day], db: TravelDB) -> Check:
-    """Each known attraction is visited within its opening hours (all-day ones always)."""
-    if not db.attractions:
-        return False, "Attraction database failed to load or is empty"
-    outside: list[str] = []
-    unknown: list[str] = []
-    for act, _info, name in of_type(days, "attraction"):
-        if name not in db.attractions:
-            continue
-        row = db.attractions[name]
-        opens_s, closes_s = str(row.get("opening_time") or "").strip(), str(row.get("closing_time") or "").strip()
-        if opens_s in ALL_DAY and closes_s in ALL_DAY:
-            continue
-        s, e = slot(act.get("time_slot"))
-        opens, closes = clock(opens_s), clock(closes_s)
-        if s is None or e is None or opens is None or closes is None:
-            unknown.append(name)
-        elif not within_hours(s, e, opens, closes):
-            outside.append(f"{name}({act.get('time_slot')} not within {opens_s}-{closes_s})")
-    if outside:
-        return False, f"Attraction opening hours mismatch: {outside}"
-    return (False, f"Missing opening hours or invalid time_slot: {sorted(set(unknown))}") if unknown else (True, None)
-
-
-def dining_within_service_hours(days: list[Day], db: TravelDB) -> Check:
-    """Each known restaurant's meal has a slot inside its business hours (unknown hours are skipped)."""
-    if not db.restaurants:
-        return False, "Restaurant database failed to load or is empty"
-    outside: list[str] = []
-    no_slot: list[str] = []
-    for act, _info, name in of_type(days, "meal"):
-        if name not in db.restaurants:
-            continue
-        row = db.restaurants[name]
-        s, e = slot(act.get("time_slot"))
-        if s is None or e is None:
-            no_slot.append(name)
-            continue
-        opens, closes = clock(row.get("opening_time")), clock(row.get("closing_time"))
-        if opens is not None and closes is not None and not within_hours(s, e, opens, closes):
-            outside.append(f"{name}({act.get('time_slot')} not within {row.get('opening_time')}-"
-                           f"{row.get('closing_time')})")
-    if no_slot:
-        return False, f"Missing time_slot: {sorted(set(no_slot))}"
-    return _failed(outside, "Meal time not within business hours")
-
-
-def avoidance_of_closure_days(days: list[Day], db: TravelDB, meta: dict[str, Any]) -> Check:
-    """No attraction on a weekday it is closed (day n's weekday from ``depart_weekday``, 1 = Monday)."""
-    if not db.attractions:
-        return False, "Attraction database failed to load or is empty"
-    first = meta.get("depart_weekday")
-    if not first:
-        return True, None
-    try:
-        first = int(first)
-    except (TypeError, ValueError):
-        return False, f"Invalid depart_weekday value: {first}"
-    closed: list[str] = []
-    for n, day in enumerate(days):
-        weekday = (first + n - 1) % 7 + 1
-        for _act, _info, name in of_type([day], "attraction"):
-            if name not in db.attractions:
-                continue
-            text = str(db.attractions[name].get("closing_dates") or "")
-            shut = {WEEKDAYS.get(p.strip().lower(), WEEKDAYS.get(p.strip())) for p in text.split(",")}
-            if weekday in shut:
-                closed.append(f"{name} on Day {n + 1} (weekday {weekday}), closed on: {text}")
-    return (False, f"Attractions visited on closing dates: {'; '.join(closed)}") if closed else (True, None)
-
-
-# ---------------------------------------------------------------- 6. duration rationality
-
-def reasonable_duration_at_attractions(days: list[Day], db: TravelDB) -> Check:
-    """Each known attraction's visit lasts between its minimum and maximum visit hours."""
-    if not db.attractions:
-        return False, "Attraction database failed to load or is empty"
-    bad: list[str] = []
-    for act, _info, name in of_type(days, "attraction"):
-        if name not in db.attractions:
-            continue
-        row = db.attractions[name]
-        s, e = span(act.get("time_slot"))
-        hours = (e - s) / 60 if s is not None and e is not None else None
-        low, high = _float(row.get("min_visit_hours")), _float(row.get("max_visit_hours"))
-        if hours is None or low is None or high is None:
-            bad.append(f"{name}: Missing duration")
-        elif not low <= hours <= high:
-            bad.append(f"{name}: plan has {hours}h not in recommended {low}-{high}h")
-    return _failed(bad, "Attraction visit duration unreasonable")
-
-
-def _float(value: Any) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def reasonable_meal_duration(days: list[Day]) -> Check:
-    """Each named meal lasts 30 to 150 minutes."""
-    bad: list[str] = []
-    for act, _info, name in of_type(days, "meal"):
-        if not name:
-            continue
-        s, e = span(act.get("time_slot"))
-        if s is None or e is None:
-            bad.append(f"{name}: Missing time_slot or invalid format")
-        elif e - s < 30:
-            bad.append(f"{name}: meal duration {e - s}min < minimum 30min")
-        elif e - s > 150:
-            bad.append(f"{name}: meal duration {e - s}min > maximum 150min")
-    return _failed(bad, "Meal duration unreasonable")
-
-
-# ---------------------------------------------------------------- 7. cost
-
-def plan_cost(days: list[Day], meta: dict[str, Any]) -> dict[str, float]:
-    """The trip's cost from the plan: each day's first intercity fare and every meal and ticket per person,
-    each night's hotel per room (the last day none), each city ride per taxi (four people a taxi)."""
-    people = int(meta.get("people_number") or 1)
-    rooms = int(meta.get("room_number") or 1)
-    taxis = max(1, (people + 3) // 4)
-    cost = {"transportation": 0.0, "accommodation": 0.0, "meals": 0.0, "attractions": 0.0}
-    for day in days:
-        for act in activities(day):
-            if act.get("type") == "travel_intercity_public":
-                fare = _float(details(act).get("cost", 0))
-                if fare is not None:
-                    cost["transportation"] += fare * people if fare > 0 else 0.0
-                    break
-    for day in days[:-1]:
-        stay = day.get("accommodation")
-        if isinstance(stay, dict):
-            price = _float(stay.get("price") or stay.get("price_per_night") or stay.get("cost"))
-            cost["accommodation"] += (price or 0.0) * rooms
-    for kind, key, times in (("meal", "meals", people), ("attraction", "attractions", people),
-                             ("travel_city", "transportation", taxis)):
-        for _act, info, _name in of_type(days, kind):
-            value = info.get("cost")
-            if value:
-                cost[key] += (_float(value) or 0.0) * times
-    cost["total"] = sum(cost.values())
-    return cost
-
-
 def cost_calculation_correctness(plan: dict[str, Any], days: list[Day], meta: dict[str, Any]) -> Check:
     """The plan's ``total_estimated_budget`` is within 10% of the cost computed from its days."""
     summary = plan.get("budget_summary")
@@ -752,87 +440,6 @@ def commonsense(plan: dict[str, Any], meta: dict[str, Any], db: TravelDB) -> dic
         "diverse_attraction_options": lambda: diverse_attraction_options(days),
     }
     return {name: run() for name, run in checks.items()}
-
-
-# ---------------------------------------------------------------- hard constraints
-
-def _names(plan: dict[str, Any], kind: str, key: str = "name", modes: tuple[str, ...] = ()) -> set[str]:
-    found: set[str] = set()
-    for day in plan.get("daily_plans") or []:
-        if not isinstance(day, dict):
-            continue
-        if kind == "accommodation":
-            stay = day.get("accommodation")
-            if isinstance(stay, dict):
-                found.add(str(stay.get("name", "")))
-            continue
-        for act in activities(day):
-            if act.get("type") != kind:
-                continue
-            info = details(act)
-            if modes and str(info.get("mode", "")).lower() not in modes:
-                continue
-            found.add(str(info.get(key, "")))
-    return found
-
-
-def _required(present: set[str], wanted: list[tuple[str, Any]], what: str) -> Check:
-    for direction, value in wanted:
-        if value not in present:
-            return False, f"Required {direction}{what} not found: {value}"
-    return True, None
-
-
-def hard_check(key: str, data: dict[str, Any], plan: dict[str, Any], meta: dict[str, Any]) -> Check:
-    """One hard constraint: the plan uses the flight/train numbers, hotel, restaurant or every attraction
-    the constraint names (its type only words the reason), or its computed cost is within ``max_budget``."""
-    if key.startswith("flight_") or key.startswith("train_"):
-        flight = key.startswith("flight_")
-        present = _names(plan, "travel_intercity_public", "number", FLIGHT_MODES if flight else TRAIN_MODES)
-        field = "flight_no" if flight else "train_no"
-        wanted = [(d, data[f"{d}_{field}"]) for d in ("outbound", "inbound") if f"{d}_{field}" in data]
-        return _required(present, [(d + " ", v) for d, v in wanted], "flight" if flight else "train")
-    if key.startswith("hotel_"):
-        hotel = data.get("hotel_name")
-        if not hotel:
-            return False, "No hotel name specified in constraint data"
-        if hotel in _names(plan, "accommodation"):
-            return True, None
-        return False, f"Required hotel not found ({key}): {hotel}"
-    if key.startswith("restaurant_"):
-        restaurant = data.get("restaurant_name")
-        if not restaurant:
-            return False, "No restaurant name specified in constraint data"
-        if restaurant in _names(plan, "meal"):
-            return True, None
-        return False, f"Required restaurant not found ({key}): {restaurant}"
-    if key.startswith("attraction_"):
-        wanted_names = list(data.get("attraction_names") or [])
-        if not wanted_names:
-            return False, "No attraction names specified in constraint data"
-        missing = [n for n in wanted_names if n not in _names(plan, "attraction")]
-        return (False, f"Missing attractions ({key}): {', '.join(missing)}") if missing else (True, None)
-    if key == "budget_constraint":
-        limit = _float(data.get("max_budget"))
-        if limit is None:
-            return False, f"Invalid or missing max_budget: {data.get('max_budget')}"
-        days = [d for d in (plan.get("daily_plans") or []) if isinstance(d, dict)]
-        if not days:
-            return False, "Plan missing daily_plans"
-        total = plan_cost(days, meta)["total"]
-        return (True, None) if total <= limit else (False, f"Actual budget exceeds limit: {total:.2f} > {limit:.2f}")
-    return None, f"Unknown constraint type: {key}"
-
-
-def hard(plan: dict[str, Any], meta: dict[str, Any]) -> dict[str, Check]:
-    """Every hard constraint of the case (``meta.hard_constraints``) against the plan."""
-    result: dict[str, Check] = {}
-    for key, data in (meta.get("hard_constraints") or {}).items():
-        try:
-            result[key] = hard_check(key, data if isinstance(data, dict) else {}, plan, meta)
-        except (KeyError, TypeError, ValueError) as exc:
-            result[key] = (False, f"Evaluation error: {exc}")
-    return result
 
 
 # ---------------------------------------------------------------- a case's scores
