@@ -32,6 +32,8 @@ TRAVEL_DEVIATIONS = [
     "converter: the suite's [judge] converts the plan to JSON (upstream uses qwen-plus) with the project's wording "
     "of upstream's FORMAT_CONVERT_PROMPT; up to 3 attempts (upstream 30); a plan it cannot convert is unscored "
     "(upstream leaves it out of the evaluated plans)",
+    "language: the prompts and the tools' own messages are in English for both sets (upstream words them in "
+    "Chinese for zh); the data, names and queries are the set's",
     "limits: upstream allows 400 model calls; here max_turns and [run] max_tool_calls apply (a stopped episode "
     "has no plan: not delivered, as upstream's would be)",
 ]
