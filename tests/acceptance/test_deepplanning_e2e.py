@@ -101,7 +101,7 @@ def test_a_wrong_product_or_a_coupon_short_scores_zero(pytester: pytest.Pytester
 @pytest.mark.parametrize(("data_dir", "options", "message"), [
     ("no-such-dir", "", "*benchmarks[[]0[]].data_dir: no such directory: *no-such-dir*"),
     (".", "", "*deepplanning: * holds neither database_level1/ nor database_level1.tar.gz*"),
-    (str(DATA), '[benchmarks.options]\ndomain = "travel"\n', "*the travel-planning set is not run here yet*"),
+    (str(DATA), '[benchmarks.options]\ndomain = "travel"\n', "*deepplanning: * holds neither database_en/ nor*"),
     (str(DATA), "[benchmarks.options]\nlevel = 1\n", "*options.level: unknown key; the options of 'deepplanning'*"),
 ])
 def test_bad_input_is_a_usage_error(pytester: pytest.Pytester, data_dir: str, options: str, message: str) -> None:

@@ -26,38 +26,28 @@ import tarfile
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from pytest_jeval import LoadContext, Sample
+from pytest_jeval.benchmarks.deepplanning import travel_data
 from pytest_jeval.benchmarks.deepplanning.shop import Case
 from pytest_jeval.suite.dataset import DatasetLoadError
 
 HUB = "Qwen/DeepPlanning"
 LEVELS = (1, 2, 3)
-TRAVEL = ("the travel-planning set is not run here yet: its score needs upstream's LLM conversion of each plan "
-          "to JSON and its commonsense and hard-constraint checks over the case's database (docs/deepplanning.md)")
-
-
 class Options(BaseModel):
     """``[benchmarks.options]`` of ``deepplanning``."""
 
     model_config = ConfigDict(extra="forbid")
 
-    domain: str = "shopping"
-    """``shopping`` (the only one run here; ``travel`` is refused with the reason)."""
+    domain: Literal["shopping", "travel"] = "shopping"
+    """``shopping`` (levels 1-3, the cart is scored) or ``travel`` (the plan is scored by the constraint checks)."""
     levels: list[int] = [1, 2, 3]
     """The shopping levels to run (1: cheapest products; 2: within a budget; 3: with coupons)."""
-
-    @field_validator("domain")
-    @classmethod
-    def _shopping(cls, value: str) -> str:
-        if value == "travel":
-            raise ValueError(TRAVEL)
-        if value != "shopping":
-            raise ValueError(f"unknown domain {value!r}; the domains are: shopping, travel")
-        return value
+    language: Literal["en", "zh"] = "en"
+    """The travel set's language (upstream's ``travelplanning_query_<lang>.json`` and ``database_<lang>``)."""
 
     @field_validator("levels")
     @classmethod
@@ -204,6 +194,8 @@ def _case_key(path: Path) -> tuple[int, str]:
 def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterable[dict[str, Any]]:
     """One row per case of the chosen levels: its level, its folder and its query."""
     options = ctx.options if isinstance(ctx.options, Options) else Options()
+    if options.domain == "travel":
+        return travel_data.read_rows(ctx.local_dir, options.language)
     rows = []
     for level in options.levels:
         folder = level_folder(ctx.local_dir, level)
@@ -219,6 +211,12 @@ def read_rows(files: Sequence[Path], ctx: LoadContext) -> Iterable[dict[str, Any
 
 def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample:
     """One case (its files are read and checked here, before any request)."""
+    if row.get("domain") == "travel":
+        meta = row["meta_info"]
+        return Sample(id=f"travel-{row['language']}-id_{row['id']}", input=str(row["query"]),
+                      target={"meta_info": meta}, subject=f"travel-{row['language']}",
+                      metadata={"domain": "travel", "case_dir": row["path"], "case_id": row["id"],
+                                "language": row["language"]})
     directory = Path(row["path"])
     case = read_case(directory)
     query = case.validation.get("query") or row.get("query")
