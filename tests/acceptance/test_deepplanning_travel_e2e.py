@@ -11,9 +11,9 @@ import textwrap
 from typing import Any
 
 import pytest
-from conftest import TEST_DATA
 
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
+from tests.support.paths import TEST_DATA
 
 DATA = TEST_DATA / "deepplanning" / "travelplanning"
 PLAN = json.loads((TEST_DATA / "deepplanning" / "travel_plan_id_0.json").read_text())

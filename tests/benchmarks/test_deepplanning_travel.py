@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TEST_DATA
 
 from pytest_jeval import Sample
 from pytest_jeval.agents import ToolContext
@@ -25,6 +24,7 @@ from pytest_jeval.benchmarks.deepplanning.travel import summarize_travel
 from pytest_jeval.benchmarks.deepplanning.travel_db import TravelDB
 from pytest_jeval.benchmarks.deepplanning.travel_plan import ConversionError, extract_plan, parse_conversion
 from pytest_jeval.suite.dataset import DatasetLoadError, load_samples
+from tests.support.paths import TEST_DATA
 
 DATA = TEST_DATA / "deepplanning" / "travelplanning"
 DB0 = DATA / "database" / "database_en" / "id_0"
