@@ -6,6 +6,7 @@ Run by hand from the repository root (pytest does not collect it)::
     PYTHONPATH=$PWD .venv/bin/python tests/perf/bench_peers.py                 # idle, then with a one-core hog
     PYTHONPATH=$PWD .venv/bin/python tests/perf/bench_peers.py --load idle --rounds 5
     PYTHONPATH=$PWD .venv/bin/python tests/perf/bench_peers.py --only bare,jeval --samples 500
+    PYTHONPATH=$PWD .venv/bin/python tests/perf/bench_peers.py --only bare,jeval --jeval-before /tmp/before
 
 On first use it installs the peers into their own virtual environments OUTSIDE the repository
 (``--peers-dir``, default ``~/.cache/pytest-jeval/peers/<peer>``): ``lm-eval[api]`` and ``openjarvis`` at
@@ -164,7 +165,9 @@ def bare_harness(concurrency: int) -> Harness:
     return Harness("bare", f"bare AsyncOpenAI loop ({concurrency} in flight)", command, _json_correct)
 
 
-def jeval_harness(concurrency: int) -> Harness:
+def jeval_harness(concurrency: int, checkout: Path | None = None) -> Harness:
+    """pytest-jeval from this checkout, or (``checkout``) from another one (``--jeval-before``)."""
+
     def command(url: str, work: Path, rows: Path, prompts: Path) -> list[str]:
         run = work / f"jeval-{time.monotonic_ns()}"
         run.mkdir()
@@ -181,6 +184,9 @@ def jeval_harness(concurrency: int) -> Harness:
         found = re.search(r"(\d+) passed", output)
         return int(found.group(1)) if found else None
 
+    if checkout is not None:
+        return Harness("jeval-before", f"pytest-jeval from {checkout} (max_concurrency = {concurrency})", command,
+                       correct, env={"PYTHONPATH": str(checkout)})
     return Harness("jeval", f"pytest-jeval (max_concurrency = {concurrency})", command, correct)
 
 
@@ -439,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peers-dir", type=Path, default=Path.home() / ".cache" / "pytest-jeval" / "peers",
                         help="where the peers' virtual environments live (default ~/.cache/pytest-jeval/peers)")
     parser.add_argument("--install-timeout", type=float, default=1500, help="seconds per peer install, default 1500")
+    parser.add_argument("--jeval-before", type=Path, default=None, metavar="CHECKOUT",
+                        help="also run pytest-jeval from another checkout (the code before a change), after this one's")
     parser.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it")
     args = parser.parse_args(argv)
     only = [x.strip() for x in args.only.split(",") if x.strip()]
@@ -448,6 +456,8 @@ def main(argv: list[str] | None = None) -> int:
             harnesses.append(bare_harness(args.concurrency))
         elif name == "jeval":
             harnesses.append(jeval_harness(args.concurrency))
+            if args.jeval_before is not None:
+                harnesses.append(jeval_harness(args.concurrency, args.jeval_before.resolve()))
         elif name in PEERS:
             peer = ensure_peer(name, PEERS[name], args.peers_dir, args.install_timeout)
             if peer.python is None:

@@ -45,6 +45,18 @@ def strip(value: Any, dropped: set[str]) -> Any:
     return value
 
 
+def differences(a: Any, b: Any, where: str = "") -> list[str]:
+    """Where two JSON values differ (paths), at most a few."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in sorted(set(a) | set(b), key=str):
+            out += differences(a.get(key), b.get(key), f"{where}.{key}")
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{where}[{i}]")]
+    return [] if a == b else [f"{where or '.'}: {json.dumps(a)[:120]} != {json.dumps(b)[:120]}"]
+
+
 def canonical(path: Path, dropped: set[str]) -> list[str]:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
@@ -57,7 +69,7 @@ def canonical(path: Path, dropped: set[str]) -> list[str]:
 def run(checkout: Path, work: Path, name: str, rows: Path, answers: Path, latency: float) -> Path:
     from bench_throughput import Server, run_measured
 
-    out = work / name
+    out = work / "run"  # the same directory for both runs: the summary names the suite file
     out.mkdir()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(checkout), str(HERE)]),
                HF_DATASETS_CACHE=str(work / "hf-cache"))
@@ -73,7 +85,9 @@ def run(checkout: Path, work: Path, name: str, rows: Path, answers: Path, latenc
         server.stop()
     outcome = (re.findall(r"[0-9]+ passed.*", m.output) or ["?"])[-1]
     print(f"  {name}: {checkout}: rc {m.returncode}, wall {m.wall:.1f} s, {outcome}", flush=True)
-    return out / "results"
+    kept = work / name
+    out.rename(kept)
+    return kept / "results"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         for rel in sorted(set(files_a) & set(files_b)):
             same = canonical(a / rel, dropped) == canonical(b / rel, dropped)
             print(f"  {rel}: {'identical' if same else 'DIFFERENT'} except timings")
+            if not same:
+                for one, two in zip(canonical(a / rel, dropped), canonical(b / rel, dropped)):
+                    if one != two:
+                        for line in (differences(json.loads(one), json.loads(two)) if rel.suffix.startswith(".json")
+                                     else [f"{one[:120]} != {two[:120]}"])[:10]:
+                            print(f"      {line}")
             status |= 0 if same else 1
         print(f"timing fields left out: {', '.join(sorted(dropped)) or 'none'}")
         print("records and summaries identical except timings" if status == 0 else "DIFFERENCES found")
