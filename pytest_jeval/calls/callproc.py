@@ -9,8 +9,10 @@ keeps the same interface but runs the :class:`CallCore` in a child interpreter
 The two talk over a socket pair with :class:`multiprocessing.connection.Connection`
 framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``,
 ``("check", id, [endpoint, ...])`` (the session-start endpoint check) and ``("close",)``; the
-child answers every call with ``("done", id, reply, error, stats)`` and a check with
-``("checked", id, [EndpointCheck, ...])``.
+child answers calls with ``("done", [(id, reply, error), ...], stats)`` and a check with
+``("checked", id, [EndpointCheck, ...])``. The child sends the answers of the calls that finished in one
+turn of its event loop together, after the requests those replies freed a slot for have been sent: a reply
+is never forwarded while the next request waits.
 The suite's API keys travel only over that socket: they are never put in the child's
 command line or environment, which holds only :data:`HELPER_ENV_VARS` (see
 :func:`helper_environment`).
@@ -27,6 +29,7 @@ import concurrent.futures
 import dataclasses
 import itertools
 import os
+import queue
 import socket
 import subprocess
 import sys
@@ -119,16 +122,17 @@ class ProcessCallScheduler:
                 if check is not None:
                     check.set_result(message[2])
                 continue
-            _kind, call_no, reply, error, stats = message
+            _kind, answers, stats = message
             self._child_stats = stats
             with self._lock:
-                pending = self._pending.pop(call_no, None)
-            if pending is None or pending[0].done():
-                continue
-            if error is None:
-                pending[0].set_result(reply)
-            else:
-                pending[0].set_exception(error)
+                settled = [(self._pending.pop(call_no, None), reply, error) for call_no, reply, error in answers]
+            for pending, reply, error in settled:
+                if pending is None or pending[0].done():
+                    continue
+                if error is None:
+                    pending[0].set_result(reply)
+                else:
+                    pending[0].set_exception(error)
         self._child_gone()
 
     def _child_gone(self) -> None:
@@ -349,6 +353,30 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[None] = loop.create_future()
     tasks: set[asyncio.Task[None]] = set()
+    outbox: list[tuple[int, Reply | None, BaseException | None]] = []
+    # Answers go out from a thread of their own: pickling them and a parent slow to read (its socket
+    # buffer full while pytest's thread holds its GIL) never hold up the loop that sends the requests.
+    sending: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+
+    def parent_gone() -> None:
+        if not stop.done():
+            stop.set_result(None)
+
+    def send_all() -> None:
+        while (message := sending.get()) is not None:
+            try:
+                conn.send(message)
+            except (OSError, ValueError):
+                loop.call_soon_threadsafe(parent_gone)
+                return
+
+    sender = threading.Thread(target=send_all, name="jeval-calls-sender", daemon=True)
+    sender.start()
+
+    def flush() -> None:
+        """Hand the answers gathered in this turn of the loop to the sender, as one message."""
+        sending.put(("done", outbox.copy(), core.stats))
+        outbox.clear()
 
     async def check(token: int, endpoints: list[Endpoint]) -> None:
         from pytest_jeval.calls.scheduler import check_endpoints
@@ -357,11 +385,7 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
             reasons: list[EndpointCheck] | None = await check_endpoints(endpoints)
         except Exception:  # the parent checks them itself
             reasons = None
-        try:
-            conn.send(("checked", token, reasons))
-        except (OSError, ValueError):
-            if not stop.done():
-                stop.set_result(None)
+        sending.put(("checked", token, reasons))
 
     async def one(call_no: int, endpoint: Endpoint, request: ChatRequest, use_cache: bool) -> None:
         reply: Reply | None = None
@@ -372,11 +396,11 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
             error = exc
         except Exception as exc:  # anything else reaches the item as an error, as in-process
             error = EndpointError(f"{type(exc).__name__}: {exc}")
-        try:
-            conn.send(("done", call_no, reply, error, core.stats))
-        except (OSError, ValueError):
-            if not stop.done():
-                stop.set_result(None)
+        # Not sent here: the slot this call freed has woken the next call, which sends its request
+        # first; flush() runs after it, in the same turn of the loop, with every answer of that turn.
+        if not outbox:
+            loop.call_soon(flush)
+        outbox.append((call_no, reply, error))
 
     def readable() -> None:
         try:
@@ -403,7 +427,9 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
     for task in list(tasks):
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    sending.put(None)  # after every answer handed over: the sender sends them, then stops
     await core.aclose()
+    await asyncio.to_thread(sender.join, _CLOSE_TIMEOUT)
 
 
 def _import_client() -> None:
