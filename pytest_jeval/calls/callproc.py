@@ -9,10 +9,8 @@ keeps the same interface but runs the :class:`CallCore` in a child interpreter
 The two talk over a socket pair with :class:`multiprocessing.connection.Connection`
 framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``,
 ``("check", id, [endpoint, ...])`` (the session-start endpoint check) and ``("close",)``; the
-child answers calls with ``("done", [(id, reply, error), ...], stats)`` and a check with
-``("checked", id, [EndpointCheck, ...])``. The child sends the answers of the calls that finished in one
-turn of its event loop together, after the requests those replies freed a slot for have been sent: a reply
-is never forwarded while the next request waits.
+child answers every call with ``("done", id, reply, error, stats)`` and a check with
+``("checked", id, [EndpointCheck, ...])``.
 The suite's API keys travel only over that socket: they are never put in the child's
 command line or environment, which holds only :data:`HELPER_ENV_VARS` (see
 :func:`helper_environment`).
@@ -29,7 +27,6 @@ import concurrent.futures
 import dataclasses
 import itertools
 import os
-import queue
 import socket
 import subprocess
 import sys
@@ -122,17 +119,16 @@ class ProcessCallScheduler:
                 if check is not None:
                     check.set_result(message[2])
                 continue
-            _kind, answers, stats = message
+            _kind, call_no, reply, error, stats = message
             self._child_stats = stats
             with self._lock:
-                settled = [(self._pending.pop(call_no, None), reply, error) for call_no, reply, error in answers]
-            for pending, reply, error in settled:
-                if pending is None or pending[0].done():
-                    continue
-                if error is None:
-                    pending[0].set_result(reply)
-                else:
-                    pending[0].set_exception(error)
+                pending = self._pending.pop(call_no, None)
+            if pending is None or pending[0].done():
+                continue
+            if error is None:
+                pending[0].set_result(reply)
+            else:
+                pending[0].set_exception(error)
         self._child_gone()
 
     def _child_gone(self) -> None:
@@ -353,30 +349,6 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[None] = loop.create_future()
     tasks: set[asyncio.Task[None]] = set()
-    outbox: list[tuple[int, Reply | None, BaseException | None]] = []
-    # Answers go out from a thread of their own: pickling them and a parent slow to read (its socket
-    # buffer full while pytest's thread holds its GIL) never hold up the loop that sends the requests.
-    sending: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-
-    def parent_gone() -> None:
-        if not stop.done():
-            stop.set_result(None)
-
-    def send_all() -> None:
-        while (message := sending.get()) is not None:
-            try:
-                conn.send(message)
-            except (OSError, ValueError):
-                loop.call_soon_threadsafe(parent_gone)
-                return
-
-    sender = threading.Thread(target=send_all, name="jeval-calls-sender", daemon=True)
-    sender.start()
-
-    def flush() -> None:
-        """Hand the answers gathered in this turn of the loop to the sender, as one message."""
-        sending.put(("done", outbox.copy(), core.stats))
-        outbox.clear()
 
     async def check(token: int, endpoints: list[Endpoint]) -> None:
         from pytest_jeval.calls.scheduler import check_endpoints
@@ -385,7 +357,11 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
             reasons: list[EndpointCheck] | None = await check_endpoints(endpoints)
         except Exception:  # the parent checks them itself
             reasons = None
-        sending.put(("checked", token, reasons))
+        try:
+            conn.send(("checked", token, reasons))
+        except (OSError, ValueError):
+            if not stop.done():
+                stop.set_result(None)
 
     async def one(call_no: int, endpoint: Endpoint, request: ChatRequest, use_cache: bool) -> None:
         reply: Reply | None = None
@@ -396,11 +372,11 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
             error = exc
         except Exception as exc:  # anything else reaches the item as an error, as in-process
             error = EndpointError(f"{type(exc).__name__}: {exc}")
-        # Not sent here: the slot this call freed has woken the next call, which sends its request
-        # first; flush() runs after it, in the same turn of the loop, with every answer of that turn.
-        if not outbox:
-            loop.call_soon(flush)
-        outbox.append((call_no, reply, error))
+        try:
+            conn.send(("done", call_no, reply, error, core.stats))
+        except (OSError, ValueError):
+            if not stop.done():
+                stop.set_result(None)
 
     def readable() -> None:
         try:
@@ -427,9 +403,7 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
     for task in list(tasks):
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    sending.put(None)  # after every answer handed over: the sender sends them, then stops
     await core.aclose()
-    await asyncio.to_thread(sender.join, _CLOSE_TIMEOUT)
 
 
 def _import_client() -> None:
