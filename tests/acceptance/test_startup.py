@@ -152,7 +152,7 @@ def test_a_helper_gone_before_the_check_leaves_it_to_the_caller() -> None:
 
 
 def test_the_helper_checks_each_endpoint() -> None:
-    with FakeOpenAIServer(lambda body, attempt: "x", api_key=SECRET) as server:
+    with FakeOpenAIServer(lambda body, attempt: "x", api_key=SECRET, models=("test-model",)) as server:
         url = server.base_url
         scheduler = ProcessCallScheduler()
         try:

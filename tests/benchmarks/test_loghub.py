@@ -230,7 +230,7 @@ def test_gold_scores_1_through_the_plugin_and_the_summary_has_the_anomaly_f1(pyt
             cache = false
 
             [[models]]
-            name = "gold"
+            name = "test-model"  # a model the test server lists
             base_url = "{project.server.base_url}"
             api_key = "x"
 
@@ -239,9 +239,9 @@ def test_gold_scores_1_through_the_plugin_and_the_summary_has_the_anomaly_f1(pyt
             """))
         result = pytester.runpytest("--jeval-config", str(suite), "-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=40)
-    records = [json.loads(x) for x in (pytester.path / "out" / "loghub_gold.jsonl").read_text().splitlines()]
+    records = [json.loads(x) for x in (pytester.path / "out" / "loghub_test-model.jsonl").read_text().splitlines()]
     assert len(records) == 40 and all(r["is_correct"] is True and r["score"] == 1.0 for r in records)
-    summary = json.loads((pytester.path / "out" / "loghub_gold.jsonl.summary.json").read_text())
+    summary = json.loads((pytester.path / "out" / "loghub_test-model.jsonl.summary.json").read_text())
     assert summary["accuracy"] == 1.0 and summary["mean_line_f1"] == 1.0
     assert (summary["anomaly_precision"], summary["anomaly_recall"], summary["anomaly_f1"]) == (1.0, 1.0, 1.0)
     assert summary["confusion"] == {"true_positive": 20, "false_positive": 0, "false_negative": 0,
@@ -251,7 +251,7 @@ def test_gold_scores_1_through_the_plugin_and_the_summary_has_the_anomaly_f1(pyt
     from pytest_jeval.cli import main
 
     again = pytester.path / "out" / "again.jsonl"
-    assert main(["rescore", str(pytester.path / "out" / "loghub_gold.jsonl"), "-o", str(again)]) == 0
+    assert main(["rescore", str(pytester.path / "out" / "loghub_test-model.jsonl"), "-o", str(again)]) == 0
     rescored = [json.loads(x) for x in again.read_text().splitlines()]
     assert len(rescored) == 40 and all(r["is_correct"] is True for r in rescored)
 

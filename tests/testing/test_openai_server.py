@@ -102,7 +102,7 @@ def test_plain_chat_sync(make_server: MakeServer) -> None:
     assert reply.usage is not None
     # words + 1: "be brief\nhello there world" -> 5 + 1; "OK" -> 1 + 1
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.total_tokens) == (6, 2, 8)
-    assert [m.id for m in models.data] == ["test-model"]
+    assert [m.id for m in models.data] == []  # no models given: any id is served ("my-model"), none is listed
 
     assert server.request_count == 1  # the models listing is recorded but not counted
     records = server.requests
@@ -120,6 +120,15 @@ def test_plain_chat_sync(make_server: MakeServer) -> None:
 
     server.reset_stats()
     assert server.requests == [] and server.request_count == 0 and server.first_request_at is None
+
+
+def test_named_models_are_listed_and_the_only_ones_served(make_server: MakeServer) -> None:
+    server = make_server(models=("model-a", "model-b"))
+    with client_for(server) as client:
+        assert [m.id for m in client.models.list().data] == ["model-a", "model-b"]
+        assert client.models.retrieve("model-b").id == "model-b"
+        with pytest.raises(openai.NotFoundError):
+            client.models.retrieve("my-model")
 
 
 def test_answer_overrides_and_lookup(make_server: MakeServer) -> None:
