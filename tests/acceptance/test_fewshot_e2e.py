@@ -75,12 +75,14 @@ def _check_requests(server: FakeOpenAIServer, expected_ids: list[str]) -> None:
         assert any(row["question"] in messages[-1]["content"] for row in TEST_ROWS[:4])
 
 
-def test_num_fewshot_by_jeval_set(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_num_fewshot_by_jeval_set(pytester: pytest.Pytester, workers: list[str]) -> None:
     expected = [f"gsm8k-{int(i)}" for i in np.random.default_rng(11).permutation(len(TRAIN_ROWS))[:3]]
     with FakeOpenAIServer(_answer) as server:
         suite = _suite(pytester.path, server.base_url)
-        result = pytester.runpytest("--jeval-config", str(suite), "--jeval-set", "benchmarks.gsm8k.num_fewshot=3",
-                                    "-p", "no:cacheprovider")
+        run = pytester.runpytest_subprocess if workers else pytester.runpytest
+        result = run("--jeval-config", str(suite), "--jeval-set", "benchmarks.gsm8k.num_fewshot=3",
+                     "-p", "no:cacheprovider", *workers)
         result.assert_outcomes(passed=4)
         _check_requests(server, expected)
     result.stdout.fnmatch_lines(["*gsm8k: num_fewshot = 3: that many worked examples from its 'train' split*"])
@@ -117,3 +119,20 @@ def test_jeval_run_num_fewshot(tmp_path: Path) -> None:
     assert "num_fewshot = 3" in (tmp_path / "out" / "suite.toml").read_text(encoding="utf-8")
     records = _records(tmp_path / "out" / "gsm8k_test-model.jsonl")
     assert len(records) == 4 and all(r["fewshot_ids"] == expected for r in records)
+
+
+def test_an_unreachable_hub_source_is_a_usage_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # no fewshot_files: gsm8k's train split is loaded from the Hub, which this machine cannot reach
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(pytester.path / "hf"))  # an empty cache
+    with FakeOpenAIServer(_answer) as server:
+        suite = _suite(pytester.path, server.base_url, "num_fewshot = 3\n")
+        train = DATA / "train.jsonl"
+        suite.write_text(suite.read_text().replace(f'fewshot_files = "{train}"', ""))
+        result = pytester.runpytest_subprocess("--jeval-config", str(suite))
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["ERROR: 'gsm8k': num_fewshot = 3: its few-shot split 'train' could not be loaded "
+                                     "(give fewshot_files, a local copy in the Hub's schema): cannot load "
+                                     "'openai/gsm8k' (split 'train')*"])
+        assert chat_requests(server) == []
