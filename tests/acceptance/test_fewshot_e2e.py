@@ -136,3 +136,23 @@ def test_an_unreachable_hub_source_is_a_usage_error(pytester: pytest.Pytester, m
                                      "(give fewshot_files, a local copy in the Hub's schema): cannot load "
                                      "'openai/gsm8k' (split 'train')*"])
         assert chat_requests(server) == []
+
+
+def test_a_benchmark_without_a_source_refuses_it_before_any_request(pytester: pytest.Pytester) -> None:
+    with FakeOpenAIServer(_answer) as server:
+        suite = pytester.path / "suite.toml"
+        suite.write_text(textwrap.dedent(f"""
+            [[models]]
+            name = "test-model"
+            base_url = "{server.base_url}"
+            api_key = "x"
+
+            [[benchmarks]]
+            name = "quickstart"
+            """), encoding="utf-8")
+        result = pytester.runpytest_subprocess("--jeval-config", str(suite), "--jeval-set",
+                                               "benchmarks.quickstart.num_fewshot=2")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*benchmarks[[]0[]].num_fewshot: 'quickstart' declares no few-shot source; the "
+                                     "benchmarks that do are: gsm8k, mmlu-pro*"])
+        assert server.requests == []
