@@ -13,7 +13,7 @@ from pytest_jeval.core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from pytest_jeval.calls.client import ModelClient
-    from pytest_jeval.core.benchmark import Benchmark, HubDataset, LoadContext
+    from pytest_jeval.core.benchmark import Benchmark, FewShot, HubDataset, LoadContext
     from pytest_jeval.core.chat import EndpointError, Reply, TokenLogprob
     from pytest_jeval.core.sample import Sample
     from pytest_jeval.core.score import Score, ScoreSink
@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 # Resolved on first use, so that loading the pytest plugin stays cheap.
 _EXPORTS = {
     "Benchmark": "pytest_jeval.core.benchmark",
+    "FewShot": "pytest_jeval.core.benchmark",
     "HubDataset": "pytest_jeval.core.benchmark",
     "LoadContext": "pytest_jeval.core.benchmark",
     "ModelClient": "pytest_jeval.calls.client",
@@ -41,6 +42,7 @@ __getattr__ = lazy_getattr("pytest_jeval", _EXPORTS)
 __all__ = [
     "Benchmark",
     "EndpointError",
+    "FewShot",
     "HubDataset",
     "LoadContext",
     "ModelClient",

@@ -8,6 +8,10 @@ to 10 strings), ``answer`` (gold letter A-J), ``answer_index`` (0-based),
 Options are shown in the dataset's order, lettered A-J. Padding options ``"N/A"``
 (as the official evaluation script does) are dropped; the gold letter is then
 re-derived from ``answer_index`` so it still names the same option text.
+
+Few-shot (``num_fewshot = k``, lm-eval's ``mmlu_pro``: ``fewshot_split: validation``, ``sampler: first_n``, one task
+per category): the first k ``validation`` rows of the sample's own category, each shown in this prompt with its
+``cot_content`` as the answer (upstream's ``A: `` prefix dropped), ending ``Answer: <letter>``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from pytest_jeval import Benchmark, HubDataset, LoadContext, ModelClient, Reply, Sample
+from pytest_jeval import Benchmark, FewShot, HubDataset, LoadContext, ModelClient, Reply, Sample
 from pytest_jeval.scoring.choice_prompt import MCQ_PROMPT, choice_prompt, option_letters, score_choice_sample
 
 PROMPT = MCQ_PROMPT
@@ -41,8 +45,14 @@ def to_sample(row: dict[str, Any], index: int, ctx: LoadContext) -> Sample | Non
         target=target,
         choices=options,
         subject=row.get("category"),
-        metadata={"src": row.get("src"), "dataset_answer": gold_letter},
+        metadata={"src": row.get("src"), "dataset_answer": gold_letter, "cot_content": row.get("cot_content")},
     )
+
+
+def worked_answer(sample: Sample) -> str:
+    """A few-shot example's assistant turn: its ``cot_content`` (without ``A: ``), then ``Answer: <letter>``."""
+    steps = str(sample.metadata.get("cot_content") or "").strip().removeprefix("A:").strip()
+    return f"{steps}\nAnswer: {sample.target}" if steps else f"Answer: {sample.target}"
 
 
 def letters(sample: Sample) -> str:
@@ -65,6 +75,7 @@ BENCHMARK = Benchmark(
     scorer="mcq",
     scoring="mcq-letter A-J (regex, judge fallback)",
     sample_count=12032,
+    fewshot=FewShot(split="validation", answer=worked_answer, sampler="first_n", group=lambda s: s.subject),
 )
 
 

@@ -60,6 +60,9 @@ def _common(p: argparse.ArgumentParser, *, per_benchmark: bool) -> None:
                 "pytest-xdist's -n goes after --")
     add_suite_wide(p)
     if per_benchmark:
+        option("--num-fewshot", metavar="K",
+               help="[[benchmarks]] num_fewshot: K worked examples from the benchmark's few-shot source before "
+                    "each question, the same for every sample (direct benchmarks that declare one)")
         option("--data-files", nargs="+", metavar="FILE",
                help="[[benchmarks]] data_files: a local copy of the benchmark's data, in the Hub's schema "
                     "(one -b only)")

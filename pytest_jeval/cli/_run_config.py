@@ -24,7 +24,7 @@ from pytest_jeval.cli._toml import value as toml_value
 ENTRY_OPTIONS = (
     ("benchmarks", "-b"), ("models", "-m"), ("engine", "--engine"), ("base_url", "--base-url"),
     ("api_key_env", "--api-key-env"), ("data_files", "--data-files"), ("split", "--split"), ("subset", "--subset"),
-    ("backend", "--backend"), ("tools", "--tools"), ("agent", "--agent"),
+    ("backend", "--backend"), ("tools", "--tools"), ("agent", "--agent"), ("num_fewshot", "--num-fewshot"),
     ("judge_model", "--judge-model"), ("judge_engine", "--judge-engine"), ("judge_base_url", "--judge-base-url"),
     ("judge_api_key_env", "--judge-api-key-env"), ("user_model", "--user-model"), ("user_engine", "--user-engine"),
     ("user_base_url", "--user-base-url"), ("user_api_key_env", "--user-api-key-env"),

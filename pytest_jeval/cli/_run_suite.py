@@ -33,6 +33,7 @@ _OPTION = {
     **{o.key: o.flags[-1] for o in SUITE_WIDE},
     "run.output_dir": "--output",
     "run.output_file": "--output",
+    "benchmarks.num_fewshot": "--num-fewshot",
     "judge.model": "--judge-model",
     "judge.engine": "--judge-engine",
     "judge.base_url": "--judge-base-url",
@@ -200,6 +201,7 @@ def build_suite(args: argparse.Namespace, benchmarks: Sequence[str], cwd: Path) 
         "backend": getattr(args, "backend", None),
         "tools": _tools(getattr(args, "tools", None)),
         "agent": getattr(args, "agent", None),
+        "num_fewshot": _integer(getattr(args, "num_fewshot", None)),
     }
     directory, file = output_target(getattr(args, "output", None) or "results/", cwd)
     if file is not None and len(names) * len(models) != 1:

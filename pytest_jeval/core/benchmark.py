@@ -80,6 +80,30 @@ class LoadContext:
         return f"{self.benchmark}-{index}"
 
 
+@dataclasses.dataclass(frozen=True)
+class FewShot:
+    """Where a benchmark takes the worked examples of ``num_fewshot = k`` from (lm-eval's ``fewshot_split`` and
+    ``fewshot_config``), and how one example is shown.
+
+    The examples are rows of ``split`` of the benchmark's own data, read by the same loader as its samples (the
+    Hub dataset through ``datasets``, or the suite's ``fewshot_files`` in the same schema) and turned into samples by
+    its ``to_sample``. Each example becomes a user turn (the benchmark's own prompt of that sample) and an assistant
+    turn (:attr:`answer`), sent before the question as a multi-turn chat.
+    """
+
+    split: str
+    """The split the examples come from (``train``, ``dev``, ``validation``); the evaluation split itself is
+    allowed (a sample is then never its own example)."""
+    answer: Callable[[Sample], str]
+    """The assistant turn of one example: its worked answer, ending in the form the prompt asks for."""
+    sampler: Literal["seeded", "first_n"] = "seeded"
+    """``seeded``: the source in the order of a shuffle seeded with ``[run] seed``; ``first_n``: in source order
+    (lm-eval's ``first_n`` sampler, for fixed dev-set exemplars). Either way every sample gets the first k."""
+    group: Callable[[Sample], str | None] | None = None
+    """Take a sample's examples only from source examples of its own group (MMLU-Pro: its category, one lm-eval
+    task per category); None: one pool for every sample."""
+
+
 ToSample = Callable[[dict[str, Any], int, LoadContext], Sample | None]
 ReadRows = Callable[[Sequence[Path], LoadContext], Iterable[dict[str, Any]]]
 
@@ -146,6 +170,8 @@ class Benchmark:
     data_source: str = ""
     """Where the data comes from, in words, for the catalog when it is neither the Hub nor
     bundled, one word (e.g. ``pypi:bfcl-eval``, a PyPI package)."""
+    fewshot: FewShot | None = None
+    """The benchmark's few-shot source (``num_fewshot = k`` in the suite); None refuses ``num_fewshot``."""
     aliases: tuple[str, ...] = ()
     """Other names a suite may use for this benchmark (``deepresearch`` for ``liveresearch``). An entry naming
     an alias runs this benchmark under its ``name``, the alias becoming the entry's label (results file,

@@ -291,6 +291,9 @@ def build_record(
         record["judge"] = {"model": judge_model}  # the judge that gave this verdict (and, with a gate, its validation)
     if case.sample.metadata.get("repeat") is not None:
         record.update(repeat=case.sample.metadata["repeat"], repeat_of=case.sample.metadata.get("repeat_of"))
+    if case.sample.metadata.get("fewshot_ids") is not None:  # num_fewshot: the examples sent before the question
+        record.update(fewshot_ids=case.sample.metadata["fewshot_ids"],
+                      fewshot_split=case.sample.metadata.get("fewshot_split"))
     return cast(Record, clean_record({k: plain(v) for k, v in record.items()}, notes))
 
 

@@ -168,6 +168,10 @@ def summarize(
     judged = judged_by(records)
     if judged is not None:
         summary["judged_by"] = judged
+    shots = [r for r in records if isinstance(r.get("fewshot_ids"), list)]
+    if shots:  # num_fewshot: each record lists its examples; the summary says how many and from which split
+        summary["num_fewshot"] = max(len(r["fewshot_ids"]) for r in shots)
+        summary["fewshot_split"] = shots[0].get("fewshot_split")
     repeats = repeat_summary(records)
     if repeats is not None:
         summary["repeats"] = repeats

@@ -132,7 +132,7 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
         ran: Episode = request.getfixturevalue("episode")
         return ran.replies[-1] if ran.replies else None
     definition = runtime.plan.benchmarks[case.benchmark].benchmark
-    prompt = definition.prompt(sample)
+    prompt = runtime.plan.sample_prompt(case.benchmark, sample)  # with its few-shot examples, if any
     if prompt is None:
         return None
     return model.chat(prompt, **definition.request_options)  # a failure is the item's error (see ``model``)

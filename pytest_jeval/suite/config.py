@@ -326,6 +326,11 @@ class BenchmarkEntry(_Sampling):
     """``[benchmarks.options]``: the benchmark's own settings, checked against the ones it declares
     (``Benchmark.options``); a key it does not declare is refused with the ones it does."""
     """Local copies of the dataset in the hub schema, relative to the suite file."""
+    num_fewshot: int | None = Field(None, ge=0)
+    """Direct benchmarks with a few-shot source (``Benchmark.fewshot``): send this many worked examples from it
+    as user/assistant turns before each question, the same ones for every sample (docs/configuration.md)."""
+    fewshot_files: str | list[str] | None = None
+    """A local copy of the few-shot split in the Hub's schema (relative to the suite file), instead of the Hub."""
     judge_model: str | None = None
     """Override ``[judge].model`` for this benchmark."""
     temperature: float | None = Field(None, ge=0, allow_inf_nan=False)
@@ -402,6 +407,13 @@ class BenchmarkEntry(_Sampling):
     def key(self) -> str:
         """The entry's key in the suite: its ``label``, else its ``name``."""
         return self.label or self.name
+
+    @property
+    def fewshot_file_list(self) -> list[str]:
+        """``fewshot_files`` as a list."""
+        if self.fewshot_files is None:
+            return []
+        return [self.fewshot_files] if isinstance(self.fewshot_files, str) else list(self.fewshot_files)
 
     @property
     def data_file_list(self) -> list[str]:

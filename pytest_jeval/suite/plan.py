@@ -29,6 +29,8 @@ from pytest_jeval.suite.config import (
 )
 from pytest_jeval.suite.dataset import load_samples
 from pytest_jeval.suite.endpoints import API_KEY_ENV, resolve_endpoint
+from pytest_jeval.suite.fewshot import IDS as FEWSHOT_IDS
+from pytest_jeval.suite.fewshot import FewShotPool, with_examples
 
 if TYPE_CHECKING:
     from pytest_jeval.agents.spec import AgentSpec
@@ -43,6 +45,8 @@ class PlannedBenchmark:
     module: ModuleType
     files: list[Path]
     """Resolved local data files (suite ``data_files`` or the bundled ones)."""
+    fewshot_files: list[Path] = field(default_factory=list)
+    """Resolved ``fewshot_files`` (a local copy of the few-shot split)."""
     backend: str = "direct"
     """``direct`` or ``agent``: how this benchmark's samples are run."""
     notes: list[str] = field(default_factory=list)
@@ -124,6 +128,7 @@ class EvalPlan:
     """``[run] output_file`` resolved (in :attr:`output_dir`): the one pair's JSONL, when the suite names it."""
     _samples: dict[str, tuple[list[Sample], int]] = field(default_factory=dict)
     _settings: dict[tuple[str, str], RequestSettings] = field(default_factory=dict)
+    _fewshot: dict[str, FewShotPool] = field(default_factory=dict)
 
     # -- construction ----------------------------------------------------------------
     @classmethod
@@ -275,6 +280,10 @@ class EvalPlan:
                 options=pb.options,
                 local_dir=pb.local_dir,
             )
+            if e.num_fewshot and pb.benchmark.fewshot is not None:
+                samples, skipped = self._samples[name]
+                pool = self.fewshot_pool(name)
+                self._samples[name] = ([pool.attach(s) for s in samples], skipped)
             if e.repeats > 1 and not e.evaluator:  # a judge benchmark repeats its evaluator's runs instead
                 samples, skipped = self._samples[name]
                 self._samples[name] = (repeated(samples, e.repeats), skipped)
@@ -282,6 +291,19 @@ class EvalPlan:
                 samples, skipped = self._samples[name]
                 self._samples[name] = (seeded_order(samples, self.suite.run.seed), skipped)
         return self._samples[name]
+
+    def fewshot_pool(self, name: str) -> FewShotPool:
+        """The few-shot source of a benchmark entry with ``num_fewshot`` (loaded once per process)."""
+        if name not in self._fewshot:
+            from pytest_jeval.suite.fewshot import load_pool
+
+            pb = self.benchmarks[name]
+            e = pb.entry
+            self._fewshot[name] = load_pool(
+                pb.benchmark, k=int(e.num_fewshot or 0), files=pb.fewshot_files, eval_files=pb.files,
+                eval_split=e.split, subset=e.subset, seed=self.suite.run.seed, options=pb.options,
+                local_dir=pb.local_dir, sandbox=e.sandbox)
+        return self._fewshot[name]
 
     # -- endpoints and requests ------------------------------------------------------
     def endpoint_for(self, entry: ModelEntry | None = None, *, judge: bool = False, user: bool = False) -> Endpoint:
@@ -394,10 +416,18 @@ class EvalPlan:
         """The chat request for ``prompt`` under this benchmark's and model's settings (see :func:`build_request`)."""
         return build_request(self.settings(bench, model), prompt, **options)
 
+    def sample_prompt(self, bench: str, sample: Sample) -> PromptLike | None:
+        """The benchmark's prompt of one sample, after its few-shot examples (``num_fewshot``); None: no call."""
+        prompt = self.benchmarks[bench].benchmark.prompt(sample)
+        shots = sample.metadata.get(FEWSHOT_IDS)
+        if prompt is None or not shots:
+            return prompt
+        return with_examples(prompt, self.fewshot_pool(bench).messages(shots))
+
     def sample_request(self, bench: str, model: str, sample: Sample) -> ChatRequest | None:
         """The request the plugin sends (and prefetches) for one sample; None when it needs no call."""
         definition = self.benchmarks[bench].benchmark
-        prompt = definition.prompt(sample)
+        prompt = self.sample_prompt(bench, sample)
         if prompt is None:
             return None
         return self.request(bench, model, prompt, **{"nonce": repeat_nonce(sample), **definition.request_options})
@@ -556,14 +586,15 @@ def _import_module(path: Path, i: int, entry: BenchmarkEntry) -> ModuleType:
         raise SuiteError(f"invalid suite {path}:\n  {where}: cannot import {spec_text!r}: {exc}") from exc
 
 
-def _data_files(path: Path, i: int, entry: BenchmarkEntry) -> list[Path]:
-    """``data_files`` resolved against the suite file; a missing file is a SuiteError."""
+def _data_files(path: Path, i: int, entry: BenchmarkEntry, key: str = "data_files") -> list[Path]:
+    """``data_files`` (or ``fewshot_files``) resolved against the suite file; a missing file is a SuiteError."""
     files = []
-    for j, f in enumerate(entry.data_file_list):
+    given = getattr(entry, key)
+    for j, f in enumerate(entry.data_file_list if key == "data_files" else entry.fewshot_file_list):
         p = _relative(path, f)
         if not p.is_file():
-            suffix = f"[{j}]" if isinstance(entry.data_files, list) else ""
-            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files{suffix}: file not found: {p}")
+            suffix = f"[{j}]" if isinstance(given, list) else ""
+            raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{key}{suffix}: file not found: {p}")
         files.append(p)
     return files
 
@@ -574,7 +605,7 @@ def _plan_judge_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedB
 
     if not entry.data_file_list:
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].data_files: a judge benchmark needs a gold set")
-    for key in ("data_dir", "options"):
+    for key in ("data_dir", "options", "num_fewshot", "fewshot_files"):
         if getattr(entry, key):
             raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].{key}: a judge benchmark takes no {key}")
     files = _data_files(path, i, entry)
@@ -648,6 +679,14 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
         allowed = f"it takes {', '.join(repr(s) for s in bench.sandboxes)}" if bench.sandboxes else "it runs no sandbox"
         raise SuiteError(f"invalid suite {path}:\n  benchmarks[{i}].sandbox: {entry.sandbox!r} is not a sandbox of "
                          f"{entry.name!r} ({allowed})")
+    from pytest_jeval.suite.fewshot import check_entry
+
+    refused = check_entry(f"invalid suite {path}:\n  benchmarks[{i}]", entry, bench, backend)
+    if refused is not None:
+        raise SuiteError(refused)
+    if entry.num_fewshot and bench.fewshot is not None:
+        notes.append(f"num_fewshot = {entry.num_fewshot}: that many worked examples from its "
+                     f"{bench.fewshot.split!r} split before each question ({bench.fewshot.sampler})")
     files = _data_files(path, i, entry)
     if not files:
         files = bench.default_files(module.__file__)
@@ -667,7 +706,8 @@ def _plan_benchmark(path: Path, i: int, entry: BenchmarkEntry) -> PlannedBenchma
         lines = "\n".join(f"  benchmarks[{i}].options.{line}" for line in str(exc).splitlines())
         raise SuiteError(f"invalid suite {path}:\n{lines}") from None
     return PlannedBenchmark(entry=entry, benchmark=bench, module=module, files=files, backend=backend, notes=notes,
-                            options=options, local_dir=local_dir)
+                            options=options, local_dir=local_dir,
+                            fewshot_files=_data_files(path, i, entry, key="fewshot_files"))
 
 
 def _external_backend(where: str, entry: BenchmarkEntry, bench: Benchmark, backend: str) -> str:
