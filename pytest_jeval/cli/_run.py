@@ -253,8 +253,9 @@ def left_out_reason(bench: Any, *, judge: bool, user: bool = False, hub: bool = 
     reasons = []
     if not bench.bundled_files and not (hub and bench.read_rows is None and bench.dataset is not None):
         source = str(bench.data_source)
+        local_copy = f"it reads a local copy of its data: set data_dir in a suite ({bench.data_dir})"
         if bench.data_dir and not source.startswith("pypi:"):  # a local copy of upstream data, named in a suite
-            reasons.append(f"it reads a local copy of its data: set data_dir in a suite ({bench.data_dir})")
+            reasons.append(local_copy)
         elif bench.read_rows is not None and source.startswith("pypi:"):
             package = source.removeprefix("pypi:")
             if not _installed(package):
@@ -263,7 +264,7 @@ def left_out_reason(bench: Any, *, judge: bool, user: bool = False, hub: bool = 
             reasons.append(f"its data is on the Hugging Face Hub ({bench.dataset.path}); "
                            f"run it with jeval run -b {bench.name}")
         elif bench.data_dir:
-            reasons.append(f"it reads its data from a local copy: a suite's data_dir ({bench.data_dir})")
+            reasons.append(local_copy)
         elif bench.read_rows is None:  # as the plan decides: rows read by the benchmark itself need no files
             reasons.append(f"it needs local data files (jeval run -b {bench.name} --data-files ...)")
     if bench.needs_judge and not judge:
