@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,30 +32,9 @@ from pytest_jeval.testing.openai_server import (
     lookup_responder,
     split_tokens,
 )
+from tests.support.openai_servers import MakeServer, client_for, make_server  # noqa: F401 (a fixture)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-MakeServer = Callable[..., FakeOpenAIServer]
-
-
-@pytest.fixture
-def make_server() -> Iterator[MakeServer]:
-    """Start FakeOpenAIServers; every one is stopped at teardown."""
-    servers: list[FakeOpenAIServer] = []
-
-    def make(responder: Any = None, **kwargs: Any) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(responder, **kwargs)
-        server.start()
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.stop()
-
-
-def client_for(server: FakeOpenAIServer, *, api_key: str = "test-key", **kwargs: Any) -> openai.OpenAI:
-    kwargs.setdefault("max_retries", 0)
-    return openai.OpenAI(base_url=server.base_url, api_key=api_key, **kwargs)
 
 
 def async_client_for(

@@ -31,33 +31,13 @@ from pytest_jeval.testing.openai_server import (
     tool_rejection,
     tool_turns_responder,
 )
+from tests.support.openai_servers import MakeServer, client_for, make_server  # noqa: F401 (a fixture)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-MakeServer = Callable[..., FakeOpenAIServer]
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 TIME = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
 TOOLS = [WEATHER, TIME]
-
-
-@pytest.fixture
-def make_server() -> Iterator[MakeServer]:
-    """Start FakeOpenAIServers; every one is stopped at teardown."""
-    servers: list[FakeOpenAIServer] = []
-
-    def make(responder: Any = None, **kwargs: Any) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(responder, **kwargs)
-        server.start()
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.stop()
-
-
-def client_for(server: FakeOpenAIServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key="test-key", max_retries=0)
 
 
 def user(text: str) -> dict[str, Any]:
