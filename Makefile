@@ -13,7 +13,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # A line every 30 s while a silent step (pip building a wheel) runs; keeps the step's exit status.
 TICK := $(PY) scripts/ticker.py
 
-.PHONY: demo test test-scale lint docs install clean chromium bubblewrap bfcl litellm taubench swebench valgrind
+.PHONY: demo test test-slow test-all test-scale lint docs install clean chromium bubblewrap bfcl litellm taubench swebench valgrind
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -157,10 +157,23 @@ docs: $(VENV)/.installed-dev
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir $(DOCS_SITE)
 	@echo "docs: built into $(DOCS_SITE)"
 
-# Two pytest-xdist workers: most tests wait on subprocesses and servers, so the suite takes
-# about 5 minutes on two cores instead of about 9 in one process. tests/scale has its own target.
-test: $(VENV)/.installed-dev chromium bubblewrap poppler rootfs taubench swebench valgrind webarena-verified frameworks terminalbench-envs lint docs
-	$(PY) -m pytest -n 2 --ignore=tests/scale
+# What the tests start for real (installed once, then cached).
+TEST_DEPS := $(VENV)/.installed-dev chromium bubblewrap poppler rootfs taubench swebench valgrind webarena-verified frameworks terminalbench-envs
+
+# Two tiers (docs/development.md, "Two tiers"): `make test` runs lint, the docs build and every test
+# not marked `slow` on two pytest-xdist workers, in under 5 minutes on an idle two-core machine;
+# `make test-slow` runs the whole end-to-end runs marked `slow` (oracle/nop over whole task sets,
+# SIGKILL and resume, two workers against one, the frameworks' smoke runs, the quotas).
+# `make test-all` runs both; `.ci/run` runs both and tests/scale (`make test-scale`).
+test: $(TEST_DEPS) lint docs
+	@echo "make test: lint and docs done; the tests not marked slow (about 4 minutes on two idle cores; make test-slow runs the rest)"
+	$(PY) -m pytest -n 2 --ignore=tests/scale -m "not slow"
+
+test-slow: $(TEST_DEPS)
+	@echo "make test-slow: the tests marked slow (whole end-to-end runs)"
+	$(PY) -m pytest -n 2 --ignore=tests/scale -m slow
+
+test-all: test test-slow
 
 # LiteLLM's proxy, the router of the scaling tests (docs/routers.md): a virtualenv of its own,
 # since it pins many packages the project's .venv must not get. 1.108.7 is the newest release

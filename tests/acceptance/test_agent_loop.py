@@ -66,6 +66,7 @@ def run(project: AgentProject, *args: str, subprocess: bool = True) -> pytest.Ru
     return project.pytester.runpytest_subprocess(*argv) if subprocess else project.pytester.runpytest(*argv)
 
 
+@pytest.mark.slow
 def test_episodes_run_tools_answer_each_call_in_order_and_score(project: AgentProject) -> None:
     project.write(ROWS)
     result = run(project)
@@ -117,6 +118,7 @@ def test_episodes_run_tools_answer_each_call_in_order_and_score(project: AgentPr
     assert len(second) == len(ROWS) and all(b.get("tools") for b in second)
 
 
+@pytest.mark.slow
 def test_provider_extras_go_back_and_streamed_tool_calls_are_assembled(pytester: pytest.Pytester) -> None:
     """A reasoning model's ``reasoning_content`` is sent back on the next turn; a streaming model's
     tool-call deltas make the same calls as a plain reply."""
@@ -156,6 +158,7 @@ def test_provider_extras_go_back_and_streamed_tool_calls_are_assembled(pytester:
     ("max_episode_tokens = 10", "[forever]", "token_limit", "max_episode_tokens = 10"),
     ("episode_timeout = 1\nmax_turns = 1000", "[slow-forever]", "time_limit", "1s"),
 ])
+@pytest.mark.slow
 def test_each_limit_stops_the_episode_with_its_own_reason_and_it_is_still_scored(
         pytester: pytest.Pytester, run_keys: str, row: str, reason: str | None, detail: str | None) -> None:
     scripts = {**SCRIPTS, "[slow-forever]": [tool_answer(call("slow_add", {"a": 1, "b": 1}))]}
@@ -176,6 +179,7 @@ def test_each_limit_stops_the_episode_with_its_own_reason_and_it_is_still_scored
         assert rec["tool_calls"] == 2
 
 
+@pytest.mark.slow
 def test_a_sandboxed_tool_that_times_out_is_killed_and_reported(project: AgentProject) -> None:
     code = "import time\nprint('started', flush=True)\ntime.sleep(60)"
     project.server.responder = script_responder({"[sleep]": [tool_answer(call("python", {"code": code})), "ok"]})
@@ -187,6 +191,7 @@ def test_a_sandboxed_tool_that_times_out_is_killed_and_reported(project: AgentPr
     assert "timed out after 1s" in tool_call["error"] and tool_call["duration"] < 30
 
 
+@pytest.mark.slow
 def test_the_python_tool_has_no_network(project: AgentProject) -> None:
     port = project.server.port
     code = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
@@ -198,6 +203,7 @@ def test_the_python_tool_has_no_network(project: AgentProject) -> None:
     assert "NO NETWORK" in result and "CONNECTED" not in result
 
 
+@pytest.mark.slow
 def test_a_rerun_is_served_from_the_cache_whole_episodes(project: AgentProject) -> None:
     project.write(ROWS)
     assert run(project).ret == 0
@@ -213,6 +219,7 @@ def test_a_rerun_is_served_from_the_cache_whole_episodes(project: AgentProject) 
             k: v for k, v in again[rid].items() if k not in volatile}
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_same_records_as_one_process(project: AgentProject) -> None:
     project.write(ROWS, run="cache = false")
     assert run(project).ret == 0
@@ -286,6 +293,7 @@ def test_a_direct_only_benchmark_cannot_run_as_an_agent(pytester: pytest.Pyteste
     assert 'benchmarks[0].tools: only valid with backend = "agent"' in result.stderr.str()
 
 
+@pytest.mark.slow
 def test_trajectories_inline_and_off(project: AgentProject) -> None:
     project.write(ROWS[:2], run='trajectories = "inline"')
     assert run(project).ret == 0
@@ -298,6 +306,7 @@ def test_trajectories_inline_and_off(project: AgentProject) -> None:
     assert "trajectory" not in project.records()["one"] and not sidecar.exists()
 
 
+@pytest.mark.slow
 def test_a_resumed_agent_item_keeps_its_stored_verdict_and_sends_nothing(project: AgentProject) -> None:
     rows = [*ROWS[:3], {"id": "wrong", "q": "[one] but wrong", "a": "6"}]
     project.write(rows, run="cache = false")
@@ -312,6 +321,7 @@ def test_a_resumed_agent_item_keeps_its_stored_verdict_and_sends_nothing(project
     assert Answer  # the scripted server's answer type is part of the API used above
 
 
+@pytest.mark.slow
 def test_open_episodes_are_bounded_and_the_terminal_sums_them_up(pytester: pytest.Pytester) -> None:
     scripts = {"[step]": [tool_answer(call("add", {"a": 1, "b": 1})), "2"]}
     # the first requests wait until two are in flight: two open episodes overlap however slow the machine
@@ -326,6 +336,7 @@ def test_open_episodes_are_bounded_and_the_terminal_sums_them_up(pytester: pytes
                                  "tool errors 0.0%; stopped: final 6"])
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_records_every_episode_once(pytester: pytest.Pytester) -> None:
     import os
     import signal

@@ -85,6 +85,7 @@ def by_prompt(answers: dict[str, Callable[[str], str]]) -> Callable[[dict[str, A
 # --------------------------------------------------------------------------- humaneval
 
 
+@pytest.mark.slow
 def test_humaneval_canonical_solutions_pass_164_of_164_through_the_plugin(
     pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -115,6 +116,7 @@ def test_humaneval_canonical_solutions_pass_164_of_164_through_the_plugin(
     assert summary["outcome_reasons"] == {"passed": 164}
 
 
+@pytest.mark.slow
 def test_humaneval_return_none_passes_at_most_a_handful(test_data: Path) -> None:
     samples = [he_sample(row) for row in humaneval_rows(test_data)]
     jobs = [functools.partial(he.score_humaneval, "    return None\n", s) for s in samples]

@@ -61,6 +61,7 @@ def script(row: dict[str, Any]) -> list[Any]:
             f"I read the page.\nANSWER: {row['answer']}\nSOURCES: {page}"]
 
 
+@pytest.mark.slow
 def test_a_scripted_agent_researches_the_bundle_in_the_browser(pytester: pytest.Pytester) -> None:
     require_browser()
     scripts = {ROWS[i]["question"]: script(ROWS[i]) for i in BROWSED}

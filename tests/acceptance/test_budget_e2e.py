@@ -24,6 +24,7 @@ def aggregate(p: JevalProject, out: str = "out") -> dict[str, Any]:
     return json.loads((p.pytester.path / out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_the_budget_resumes_to_the_unbudgeted_verdicts(jeval_project: JevalProject) -> None:
     p = jeval_project
     p.script.failing.clear()
@@ -73,6 +74,7 @@ def test_max_cost_usd_needs_a_known_price(jeval_project: JevalProject) -> None:
     assert p.server.request_count == 0
 
 
+@pytest.mark.slow
 def test_a_cost_budget_counts_dollars(jeval_project: JevalProject) -> None:
     p = jeval_project
     p.script.failing.clear()
@@ -109,6 +111,7 @@ def test_a_refused_judge_call_makes_the_item_an_error(pytester: pytest.Pytester)
         assert p.summary("simpleqa")["budget_exhausted"] == 5
 
 
+@pytest.mark.slow
 def test_xdist_workers_share_one_budget(jeval_project: JevalProject) -> None:
     p = jeval_project
     p.script.failing.clear()

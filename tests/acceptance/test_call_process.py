@@ -114,6 +114,7 @@ def test_process_executor_records_match_the_thread_ones(project: Project) -> Non
     assert project.records("process") == project.records("thread")
 
 
+@pytest.mark.slow
 def test_xdist_workers_each_run_a_call_process(project: Project) -> None:
     """With -n W, up to W x max_concurrency requests are in flight: each worker has its own helper."""
     # 40 rows: xdist's first chunk gives each worker 5 items, enough to keep its helper's 4 requests in flight
@@ -164,6 +165,7 @@ def pytest_configure(config):
 """
 
 
+@pytest.mark.slow
 def test_a_killed_call_process_loses_nothing(project: Project) -> None:
     project.pytester.makeconftest(KILL_CHILD.format(after=5))
     script = GsmScript(project.rows, wrong={25})
@@ -206,6 +208,7 @@ def test_executor_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, execut
     assert runtime.executor == expected
 
 
+@pytest.mark.slow
 def test_auto_counts_this_process_share_of_the_calls(project: Project) -> None:
     """``auto`` decides from the collected items that will call the model, split over xdist workers."""
     project.pytester.makeconftest(REPORT_EXECUTOR)

@@ -101,6 +101,7 @@ def test_run_writes_the_suite_and_records(tmp_path: Path, server: FakeOpenAIServ
     assert SECRET not in suite_path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_matrix_of_two_benchmarks_and_two_models(tmp_path: Path, server: FakeOpenAIServer) -> None:
     done = jeval(tmp_path, "run", "-b", "quickstart", "-b", "email_triage", "-m", "model-a", "-m", "model-b",
                  *remote(server), "-n", "2", "-o", "out")
@@ -120,6 +121,7 @@ def test_matrix_of_two_benchmarks_and_two_models(tmp_path: Path, server: FakeOpe
     assert len(chat_requests(server)) == sent
 
 
+@pytest.mark.slow
 def test_pass_through_of_k_n_and_junitxml(tmp_path: Path, server: FakeOpenAIServer) -> None:
     done = jeval(tmp_path, "run", "-b", "quickstart", "-m", "model-a", *remote(server), "-o", "out",
                  "--", "-k", "qs-arith", "-n", "2", "--junitxml", "junit.xml")
@@ -141,6 +143,7 @@ def test_a_bad_value_is_a_usage_error_before_any_request(tmp_path: Path, server:
     assert server.requests == [] and not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_run_all_runs_every_benchmark_with_bundled_data(tmp_path: Path, server: FakeOpenAIServer) -> None:
     done = jeval(tmp_path, "run-all", "-m", "model-a", *remote(server), "--max-samples", "2", "-o", "out")
     assert done.returncode in (0, 1), done.stdout + done.stderr  # a finished run (wrong answers give 1)

@@ -157,6 +157,7 @@ def test_judged(sample, response, judge, score):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", ["thread", "process"])
 def test_judge_calls_share_the_endpoint_bound(pytester: pytest.Pytester, test_data: Path,
                                               monkeypatch: pytest.MonkeyPatch, executor: str) -> None:

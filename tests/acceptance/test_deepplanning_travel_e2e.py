@@ -126,6 +126,7 @@ def test_a_plan_is_converted_and_checked(pytester: pytest.Pytester, capsys: pyte
     assert "0 verdicts changed" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_no_plan_is_a_zero_nop_scores_zero_and_no_judge_is_unscored(pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(script_responder({"Hefei": ["I would rather not plan this."]})) as model:
         _, records = run(pytester, base_url=model.base_url, judge_url=model.base_url)

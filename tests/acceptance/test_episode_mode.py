@@ -99,6 +99,7 @@ def records(path: Path, model_name: str = "m1") -> dict[str, dict[str, Any]]:
     return {r["record_id"]: r for r in map(json.loads, lines)}
 
 
+@pytest.mark.slow
 def test_in_sequence_the_model_remembers_and_without_memory_it_cannot(pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(model) as server:
         suite = project(pytester.path, server.base_url, "seq")
@@ -119,6 +120,7 @@ def test_in_sequence_the_model_remembers_and_without_memory_it_cannot(pytester: 
             assert got["r01"]["is_correct"] and not any(got[f"r{i:02d}"]["is_correct"] for i in range(2, 13))
 
 
+@pytest.mark.slow
 def test_two_workers_keep_each_sequence_in_order(pytester: pytest.Pytester) -> None:
     volatile = {"latency_seconds", "throughput_tok_per_sec", "attempts", "cached", "call_windows", "ttft"}
 
@@ -137,6 +139,7 @@ def test_two_workers_keep_each_sequence_in_order(pytester: pytest.Pytester) -> N
             assert stable(records(pytester.path / "serial", name)) == stable(records(pytester.path / "parallel", name))
 
 
+@pytest.mark.slow
 def test_a_selected_episode_gets_the_memory_the_sequence_gives_it(pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(model) as server:
         suite = project(pytester.path, server.base_url, "sel")
@@ -152,6 +155,7 @@ def test_a_selected_episode_gets_the_memory_the_sequence_gives_it(pytester: pyte
         assert again["agent"]["memory"]["fed_by"] == ["r06", "r07", "r08"] and again["is_correct"]
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_finishes_the_sequence_with_each_episode_once(pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(model, latency=0.3) as server:
         suite = project(pytester.path, server.base_url, "out", bench="")

@@ -35,6 +35,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Itera
 KEY = 'api_key_env = "EXT_REAL_KEY"'
 
 
+@pytest.mark.slow
 def test_a_fake_agent_episode_is_proxied_recorded_and_scored(project: ExternalProject) -> None:
     project.write({"ext_plain": fake_agent_command("normal", project.marker),
                    "ext_stream": fake_agent_command("normal", project.marker, "--stream")}, model=KEY,
@@ -63,6 +64,7 @@ def test_a_fake_agent_episode_is_proxied_recorded_and_scored(project: ExternalPr
     assert all(b["model"] == "ext-model" and b["tools"][0]["function"]["name"] == "calculator" for b in bodies)
 
 
+@pytest.mark.slow
 def test_a_rerun_replays_the_proxied_turns_from_the_cache(project: ExternalProject) -> None:
     project.write({"ext_plain": fake_agent_command("normal", project.marker)}, model=KEY, rows=ROWS[:1])
     project.run().assert_outcomes(passed=1)
@@ -74,6 +76,7 @@ def test_a_rerun_replays_the_proxied_turns_from_the_cache(project: ExternalProje
     assert rec["cached"] is True and rec["model_answer"] == "42" and rec["turn_count"] == 2
 
 
+@pytest.mark.slow
 def test_a_hanging_agent_is_killed_at_the_time_limit(project: ExternalProject) -> None:
     project.write({"ext_hang": fake_agent_command("hang", project.marker)}, model=KEY,
                   run="episode_timeout = 30\ncache = false")  # room for its one turn on a loaded machine
@@ -88,6 +91,7 @@ def test_a_hanging_agent_is_killed_at_the_time_limit(project: ExternalProject) -
     assert 30 <= ext["seconds"] < 120  # killed at the limit, long before the hour-long sleep ends
 
 
+@pytest.mark.slow
 def test_an_agent_that_fails_prints_garbage_or_floods_is_contained(project: ExternalProject) -> None:
     project.write({"ext_exit1": fake_agent_command("exit1", project.marker),
                    "ext_garbage": fake_agent_command("garbage", project.marker),
@@ -107,6 +111,7 @@ def test_an_agent_that_fails_prints_garbage_or_floods_is_contained(project: Exte
     assert rec["model_answer"].endswith("42")  # the tail of the output is kept: the answer came last
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("where", "why"), [("/var/tmp", "No such file or directory"),
                                             ("tmp", "No such file or directory")])
 def test_an_agent_writing_outside_its_workspace_is_contained(project: ExternalProject, where: str, why: str) -> None:
@@ -128,6 +133,7 @@ def test_an_agent_writing_outside_its_workspace_is_contained(project: ExternalPr
     result.assert_outcomes(errors=len(records))
 
 
+@pytest.mark.slow
 def test_an_agent_looking_for_the_real_key_finds_nothing_and_a_daemon_does_not_survive(
         project: ExternalProject) -> None:
     needle = hashlib.sha256(SECRET.encode()).hexdigest()
@@ -155,6 +161,7 @@ def test_an_agent_looking_for_the_real_key_finds_nothing_and_a_daemon_does_not_s
     ("", "max_turns = 2", "max_turns", 2),
     ("max_episode_tokens = 5", "", "token_limit", 0),  # reserved before forwarding: the prompt alone is over 5
 ])
+@pytest.mark.slow
 def test_the_proxy_enforces_max_turns_and_the_token_budget(project: ExternalProject, run: str, bench: str,
                                                           reason: str, turns: int) -> None:
     rows = [{"id": "loop", "q": "Add forever.", "a": "never"}]

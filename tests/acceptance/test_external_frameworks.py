@@ -358,6 +358,7 @@ def _run_and_check(pytester: pytest.Pytester, server: FakeOpenAIServer, backend:
     return trajectory
 
 
+@pytest.mark.slow
 def test_hermes_smoke_through_the_plugin(pytester: pytest.Pytester, real_key: str,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     agent = _hermes_usable()
@@ -369,6 +370,7 @@ def test_hermes_smoke_through_the_plugin(pytester: pytest.Pytester, real_key: st
     assert "--oneshot" not in " ".join(trajectory["external"]["argv"])  # the prompt stays in the file
 
 
+@pytest.mark.slow
 def test_openclaw_smoke_through_the_plugin(pytester: pytest.Pytester, real_key: str,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     agent = _openclaw_usable()

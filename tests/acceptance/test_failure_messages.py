@@ -45,6 +45,7 @@ def _suite(pytester: pytest.Pytester, url: str, bench: str, extra: str = "", mod
     return suite
 
 
+@pytest.mark.slow
 def test_toolcall15_says_which_rule_was_missed_and_how_the_episode_stopped(pytester: pytest.Pytester) -> None:
     from pytest_jeval.benchmarks.toolcall15 import bench_toolcall15
     from pytest_jeval.suite.dataset import load_samples
@@ -63,6 +64,7 @@ def test_toolcall15_says_which_rule_was_missed_and_how_the_episode_stopped(pytes
     assert "  stopped:   final (2 turn(s), 1 tool call(s))" in text
 
 
+@pytest.mark.slow
 def test_terminal_lite_says_what_the_checker_printed(pytester: pytest.Pytester) -> None:
     from tests.support.terminal import ensure_rootfs
 
@@ -75,6 +77,7 @@ def test_terminal_lite_says_what_the_checker_printed(pytester: pytest.Pytester) 
                                  "*  stopped:   final (1 turn(s), 0 tool call(s))"])
 
 
+@pytest.mark.slow
 def test_a_reply_cut_at_max_tokens_says_so(pytester: pytest.Pytester) -> None:
     def respond(body: dict[str, Any], attempt: int) -> Any:
         return Answer("Let me think about this", finish_reason="length")

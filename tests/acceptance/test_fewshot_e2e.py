@@ -75,6 +75,7 @@ def _check_requests(server: FakeOpenAIServer, expected_ids: list[str]) -> None:
         assert any(row["question"] in messages[-1]["content"] for row in TEST_ROWS[:4])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_num_fewshot_by_jeval_set(pytester: pytest.Pytester, workers: list[str]) -> None:
     expected = [f"gsm8k-{int(i)}" for i in np.random.default_rng(11).permutation(len(TRAIN_ROWS))[:3]]
@@ -93,6 +94,7 @@ def test_num_fewshot_by_jeval_set(pytester: pytest.Pytester, workers: list[str])
     assert summary["num_fewshot"] == 3 and summary["fewshot_split"] == "train"
 
 
+@pytest.mark.slow
 def test_no_examples_without_num_fewshot(pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(_answer) as server:
         suite = _suite(pytester.path, server.base_url, "num_fewshot = 0\n")
@@ -102,6 +104,7 @@ def test_no_examples_without_num_fewshot(pytester: pytest.Pytester) -> None:
     assert all("fewshot_ids" not in r for r in records)
 
 
+@pytest.mark.slow
 def test_jeval_run_num_fewshot(tmp_path: Path) -> None:
     expected = [f"gsm8k-{int(i)}" for i in np.random.default_rng(42).permutation(len(TRAIN_ROWS))[:3]]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "JARVIS_BACKEND_", "JEVAL_"))}

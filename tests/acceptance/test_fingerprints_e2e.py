@@ -39,6 +39,7 @@ def summary_of(project: JevalProject, out: str) -> dict[str, Any]:
     return project.summary(out=out)
 
 
+@pytest.mark.slow
 def test_a_fingerprint_change_mid_run_warns_in_the_summary_and_in_compare(
         jeval_project: JevalProject, capsys: pytest.CaptureFixture[str]) -> None:
     p = jeval_project
@@ -78,6 +79,7 @@ def test_a_fingerprint_change_mid_run_warns_in_the_summary_and_in_compare(
     assert "warning" not in capsys.readouterr().out  # the same fingerprint on both sides: no warning
 
 
+@pytest.mark.slow
 def test_a_rerun_served_by_another_fingerprint_says_so(jeval_project: JevalProject) -> None:
     p = jeval_project
     p.script.failing.clear()
@@ -98,6 +100,7 @@ def test_a_rerun_served_by_another_fingerprint_says_so(jeval_project: JevalProje
         "system fingerprint fp_b where the stored results had fp_a")}]
 
 
+@pytest.mark.slow
 def test_records_keep_the_served_model(jeval_project: JevalProject) -> None:
     p = jeval_project
     p.script.failing.clear()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+
 from tests.support.gsm import JevalProject
 
 
@@ -28,6 +30,7 @@ def test_update_record_edits_each_record_before_it_is_written(jeval_project: Jev
         assert rec["scoring_metadata"]["note"] == {"len": len(rid)}
 
 
+@pytest.mark.slow
 def test_update_record_runs_on_xdist_workers(jeval_project: JevalProject) -> None:
     p = jeval_project
     _conftest(p, """

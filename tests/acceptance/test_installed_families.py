@@ -189,6 +189,7 @@ def jeval(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.run(sys.executable, "-m", "pytest_jeval", *args)
 
 
+@pytest.mark.slow
 def test_each_family_lists_the_installed_member(pytester: pytest.Pytester, site: Path) -> None:
     listed = jeval(pytester, "list", "--json")
     assert listed.ret == 0, listed.stderr.str()
@@ -205,6 +206,7 @@ def test_each_family_lists_the_installed_member(pytester: pytest.Pytester, site:
     assert {"orchestrator", "oracle", "nop"} <= {m["name"] for m in catalog["agents"]}  # the built-ins stay
 
 
+@pytest.mark.slow
 def test_a_suite_uses_each_installed_member(pytester: pytest.Pytester, site: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     (pytester.path / "acme.jsonl").write_text(json.dumps({"q": "Say yes.", "a": "yes"}) + "\n")
@@ -270,6 +272,7 @@ def test_a_suite_uses_each_installed_member(pytester: pytest.Pytester, site: Pat
     assert new[0]["is_correct"] is False and new[0]["extracted"] == "yes"
 
 
+@pytest.mark.slow
 def test_an_installed_sandbox_provider_runs_a_shell_task(pytester: pytest.Pytester, site: Path) -> None:
     from pytest_jeval.sandbox.shell.rootfs import RootfsError, check_rootfs
 

@@ -168,6 +168,7 @@ def jeval(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.run(sys.executable, "-m", "pytest_jeval", *args)
 
 
+@pytest.mark.slow
 def test_installed_evaluator_and_benchmark_are_listed_and_run(pytester: pytest.Pytester, site: Path) -> None:
     install_package(site, """
         [pytest_jeval.evaluators]
@@ -233,6 +234,7 @@ def test_installed_evaluator_and_benchmark_are_listed_and_run(pytester: pytest.P
     ("[pytest_jeval.benchmarks]\nacme_echo = acme_evals.bench_echo\n", {"bench_echo": BENCH_MODULE.format(name="other")},
      "installed benchmark 'acme_echo': module acme_evals.bench_echo defines the Benchmark 'other'"),
 ])
+@pytest.mark.slow
 def test_a_broken_installed_package_is_a_clear_error(pytester: pytest.Pytester, site: Path, entry_points: str,
                                                       modules: dict[str, str], message: str) -> None:
     install_package(site, entry_points, modules)

@@ -46,6 +46,7 @@ def _gone(pid: int, within: float) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume(pytester: pytest.Pytester, test_data, monkeypatch: pytest.MonkeyPatch) -> None:
     """Killed with its HTTP client in a helper process: the helper goes too, and the resume completes."""
     rows = gsm_rows(test_data, 40)

@@ -41,6 +41,7 @@ def run(pytester: pytest.Pytester, environment: str, key: str, base_url: str = "
     return result, records
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("environment", ["db_bench", "os_interaction"])
 def test_oracle_scores_one_and_nop_zero_on_every_runnable_task(pytester: pytest.Pytester, environment: str) -> None:
     result, records = run(pytester, environment, 'agent = "oracle"')

@@ -9,6 +9,7 @@ import pytest
 pytestmark = pytest.mark.local_model  # skipped, with the reason, where llama-cpp-python or the GGUF is missing
 
 
+@pytest.mark.slow
 def test_local_model_answers_and_is_deterministic(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("suite.toml").write_text(
         """
@@ -41,6 +42,7 @@ record_ids = ["qs-fact-01", "qs-arith-01"]
     assert again == answers
 
 
+@pytest.mark.slow
 def test_identical_requests_on_one_server_answer_identically() -> None:
     """The same temperature-0 request, before and after others, on one model: the same answer.
 

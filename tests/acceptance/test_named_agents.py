@@ -31,6 +31,7 @@ def run(pytester: pytest.Pytester, agent: str) -> tuple[pytest.RunResult, list[d
     return result, records
 
 
+@pytest.mark.slow
 def test_the_oracle_scores_one_on_every_task_and_nop_zero(pytester: pytest.Pytester) -> None:
     result, records = run(pytester, "oracle")
     assert result.ret == 0, result.stdout.str()

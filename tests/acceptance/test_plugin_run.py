@@ -98,6 +98,7 @@ def test_api_key_never_leaks(jeval_project: JevalProject) -> None:
     assert p.server.request_count >= 10
 
 
+@pytest.mark.slow
 def test_gates_decide_exit_status(jeval_project: JevalProject) -> None:
     p = jeval_project
     passing = p.suite(bench_extra="min_accuracy = 0.6", extra_run="max_error_rate = 0.2")
@@ -111,6 +112,7 @@ def test_gates_decide_exit_status(jeval_project: JevalProject) -> None:
     result.stdout.fnmatch_lines(["*FAIL gsm8k x test-model: min_accuracy >= 0.9 (measured 0.6667)*"])
 
 
+@pytest.mark.slow
 def test_without_gates_exit_status_follows_pytest(jeval_project: JevalProject) -> None:
     p = jeval_project
     assert p.pytester.runpytest_subprocess("--jeval-config", str(p.suite())).ret == 1

@@ -38,6 +38,7 @@ def test_a_slow_run_shows_progress_lines_and_a_bad_interval_is_a_usage_error(jev
     bad.stderr.fnmatch_lines(["*jeval_progress_interval: expected seconds as a number*"])
 
 
+@pytest.mark.slow
 def test_under_xdist_the_line_counts_the_workers_items_and_leaves_calls_out(jeval_project: JevalProject) -> None:
     jeval_project.server.latency = 0.15
     jeval_project.suite(model_extra="max_concurrency = 1", extra_run="cache = false")

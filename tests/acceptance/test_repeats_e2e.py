@@ -91,6 +91,7 @@ def read(pytester: pytest.Pytester, out: str) -> tuple[dict[str, dict[str, Any]]
     return records, json.loads(jsonl.with_name(jsonl.name + ".summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_repeats_give_the_hand_computed_statistics_and_xdist_agrees(
         project: tuple[pytest.Pytester, FakeOpenAIServer, PatternServer]) -> None:
     pytester, server, _ = project
@@ -141,6 +142,7 @@ def test_repeats_give_the_hand_computed_statistics_and_xdist_agrees(
     assert summary_n2["repeats"] == summary["repeats"]
 
 
+@pytest.mark.slow
 def test_the_cache_keeps_each_repeat_its_own_answer(
         project: tuple[pytest.Pytester, FakeOpenAIServer, PatternServer]) -> None:
     pytester, server, _ = project

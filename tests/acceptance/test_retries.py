@@ -172,6 +172,7 @@ def fault_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         yield FaultRun(rows, server, result, records, request.param)
 
 
+@pytest.mark.slow
 def test_fault_run_counts(fault_run: FaultRun) -> None:
     assert fault_run.result.returncode == 1, fault_run.result.stdout[-3000:]  # the error items fail the run
     assert "6 passed, 4 errors" in fault_run.result.stdout, fault_run.result.stdout[-3000:]

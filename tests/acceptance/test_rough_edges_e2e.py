@@ -70,6 +70,7 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_a_dead_http_endpoint_is_not_called_a_tls_problem(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "JEVAL_", "JARVIS_BACKEND_"))}
@@ -83,6 +84,7 @@ def test_a_dead_http_endpoint_is_not_called_a_tls_problem(tmp_path: Path) -> Non
 
 # -- jeval rescore of an agent run ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_rescore_reads_the_trajectory_sidecar_and_says_what_it_could_not_rescore(
         pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     wrong = tool_answer(ToolCallSpec("web_search", {"query": "weather Lisbon"}))
@@ -264,6 +266,7 @@ def test_rmse_beside_mae() -> None:
 
 # -- the sampling knobs: benchmark > model > defaults, key by key ---------------------------------------
 
+@pytest.mark.slow
 def test_sampling_keys_reach_the_server_with_their_precedence(pytester: pytest.Pytester) -> None:
     from tests.support.gsm import chat_requests
 

@@ -326,6 +326,7 @@ def _all_text(root: Path, skip: set[Path]) -> dict[str, str]:
     return files
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["thread", "process-xdist"])
 def test_echoed_key_never_lands_anywhere(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     executor, dist = ("process", ["-n", "2"]) if mode == "process-xdist" else ("thread", [])

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.support.holds import HoldAfter
 from tests.support.results import Project, project, snapshot  # noqa: F401
 
@@ -38,6 +40,7 @@ def test_k_keeps_untouched_pairs_and_merges_the_touched_one(project: Project) ->
     assert sorted(r["jsonl"] for r in aggregate["runs"]) == ["calc_m-a.jsonl", "calc_m-b.jsonl"]
 
 
+@pytest.mark.slow
 def test_lf_under_xdist_merges_and_the_summary_covers_every_sample(project: Project) -> None:
     p = project
     p.suite()
@@ -91,6 +94,7 @@ def test_full_run_starts_afresh_and_x_keeps_what_it_did_not_reach(project: Proje
     assert p.summary()["total_samples"] == 4
 
 
+@pytest.mark.slow
 def test_killed_rerun_loses_nothing_stored_before(project: Project) -> None:
     p = project
     p.suite(rows=30, run="max_concurrency = 1")

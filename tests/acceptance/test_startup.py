@@ -84,6 +84,7 @@ def run(project: pytest.Pytester, server: FakeOpenAIServer, executor: str, *args
     return result, json.loads((project.path / "seen.json").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", ["process", "auto"])
 def test_with_a_helper_the_pytest_process_never_imports_openai(project: pytest.Pytester, test_data: Path,
                                                                 executor: str) -> None:
@@ -100,6 +101,7 @@ def test_with_a_helper_the_pytest_process_never_imports_openai(project: pytest.P
     assert paths.count(paths[-1]) == calls
 
 
+@pytest.mark.slow
 def test_on_a_thread_the_pytest_process_imports_openai(project: pytest.Pytester, test_data: Path) -> None:
     with FakeOpenAIServer(GsmScript(gsm_rows(test_data, 12)), api_key=SECRET) as server:
         result, seen = run(project, server, "thread")

@@ -65,6 +65,7 @@ def _chat_requests(server: FakeOpenAIServer) -> list[dict[str, Any]]:
     return [r for r in server.requests if r["path"].endswith("/chat/completions")]
 
 
+@pytest.mark.slow
 def test_the_oracle_resolves_every_instance_and_nop_none(pytester: pytest.Pytester, _sandbox: Path) -> None:
     data = _instances(pytester)
     suite(pytester, [{"name": "swebench", "label": "oracle", "agent": "oracle", "data_files": [data]},
@@ -94,6 +95,7 @@ def test_the_oracle_resolves_every_instance_and_nop_none(pytester: pytest.Pytest
     assert processes_mentioning(str(_sandbox)) == []
 
 
+@pytest.mark.slow
 def test_direct_diffs_and_agent_tool_calls_are_graded(pytester: pytest.Pytester) -> None:
     """One run, two entries: direct answers (a diff in the reply, or not) and an agent's scripted tool calls."""
     gold, ledger = ROWS["jeval-fixtures__textkit-1"]["patch"], ROWS["jeval-fixtures__ledger-1"]["patch"]
@@ -154,6 +156,7 @@ print("Isolated nodes are components now.")
 """
 
 
+@pytest.mark.slow
 def test_an_external_command_agent_edits_the_checkout(pytester: pytest.Pytester) -> None:
     script = pytester.path / "agent.py"
     script.write_text(AGENT)
@@ -174,6 +177,7 @@ def _comparable(record: dict[str, Any]) -> tuple[Any, ...]:
             meta["tests_status"], meta["test_exit_code"])
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_records_of_one_and_build_each_environment_once(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     """The two textkit instances share one environment: each worker needs it at once, one builds it."""
@@ -198,6 +202,7 @@ def test_two_workers_give_the_records_of_one_and_build_each_environment_once(
     assert processes_mentioning(str(cache)) == []
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_and_grades_each_instance_once(pytester: pytest.Pytester, _sandbox: Path) -> None:
     suite(pytester, [{"name": "swebench", "agent": "oracle", "data_files": [_instances(pytester)]}])
     out = pytester.path / "out" / "swebench_m.jsonl"
@@ -260,6 +265,7 @@ def test_bad_input_stops_the_run_before_any_request(pytester: pytest.Pytester, c
     assert "Traceback" not in result.stderr.str()
 
 
+@pytest.mark.slow
 def test_the_hub_subset_is_loaded_by_datasets_and_fails_clearly_offline(pytester: pytest.Pytester,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

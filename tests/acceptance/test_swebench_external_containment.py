@@ -71,6 +71,7 @@ def _sandbox(monkeypatch: pytest.MonkeyPatch) -> Path:
     return use_cache(monkeypatch, shared_cache())
 
 
+@pytest.mark.slow
 def test_a_command_agent_on_swebench_is_confined_and_its_plants_do_not_grade(pytester: pytest.Pytester,
                                                                               _sandbox: Path) -> None:
     row = next(r for r in SWEBENCH_ROWS if r["instance_id"] == INSTANCE)

@@ -55,6 +55,7 @@ def _instances(pytester: pytest.Pytester) -> str:
     return str(write_rows(pytester.path / "instances.jsonl", SWEFFICIENCY_ROWS))
 
 
+@pytest.mark.slow
 def test_the_experts_patch_scores_one_and_doing_nothing_is_no_speedup(pytester: pytest.Pytester,
                                                                       _sandbox: Path) -> None:
     data = _instances(pytester)
@@ -87,6 +88,7 @@ def test_the_experts_patch_scores_one_and_doing_nothing_is_no_speedup(pytester: 
     assert processes_mentioning(str(_sandbox)) == []
 
 
+@pytest.mark.slow
 def test_a_faster_patch_that_breaks_a_test_counts_as_no_edit(pytester: pytest.Pytester) -> None:
     wrong = (DATA / "patches" / "routegraph-2.fast-but-wrong.diff").read_text()
     answers: dict[str, list[Any]] = {"Speed up shortest_path": [f"<patch>\n{wrong}</patch>"]}
@@ -103,6 +105,7 @@ def test_a_faster_patch_that_breaks_a_test_counts_as_no_edit(pytester: pytest.Py
     assert meta["reason"].startswith("the patch breaks covering tests")
 
 
+@pytest.mark.slow
 def test_the_same_workload_measured_three_times_counts_the_same(_sandbox: Path) -> None:
     ctx = LoadContext(benchmark="swefficiency", subset=None, seed=0, data_dir=DATA,
                       options=SwefficiencyOptions(repos_dir=REPOS, specs_file=SPECS))

@@ -66,6 +66,7 @@ def test_solved_failed_on_db_failed_on_communication_and_judged(pytester: pytest
     assert summary["taubench"]["data"]["retail"]["sha256"]["db.json"]
 
 
+@pytest.mark.slow
 def test_without_a_judge_the_judged_task_is_unscored_and_skip_scores_the_deterministic_part(
         pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(TauScript(), models=MODELS) as server:
@@ -84,6 +85,7 @@ def test_without_a_judge_the_judged_task_is_unscored_and_skip_scores_the_determi
     assert not any("NL assertions not judged" in d for d in skipped["retail-0"]["deviations"])
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_same_records_as_one_process(pytester: pytest.Pytester) -> None:
     runs = {}
     for n in ("0", "2"):
@@ -110,6 +112,7 @@ def test_repeats_give_pass_hat_k(pytester: pytest.Pytester) -> None:
     assert summary["pass_at_k"] == pytest.approx({"1": (2 / 3 + 1) / 4, "2": 0.5, "3": 0.5})
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_completes_every_task_exactly_once(pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(TauScript(), models=MODELS, latency=0.1, slots=2) as server:
         (pytester.path / "suite.toml").write_text(suite_text(server.base_url, extra="repeats = 5",

@@ -50,6 +50,7 @@ def _records(pytester: pytest.Pytester, model: str) -> dict[str, dict[str, Any]]
     return {r["record_id"]: r for r in map(json.loads, out.read_text().splitlines())}
 
 
+@pytest.mark.slow
 def test_solution_commands_pass_every_task_and_no_commands_pass_none(pytester: pytest.Pytester) -> None:
     """Two scripted models in one run: ``solver`` sends each solve.sh block as a bash call, ``idle`` none."""
     scripts: dict[str, list[Any]] = {
@@ -94,6 +95,7 @@ def test_solution_commands_pass_every_task_and_no_commands_pass_none(pytester: p
         assert "/app" in req["body"]["messages"][0]["content"]
 
 
+@pytest.mark.slow
 def test_a_hanging_command_is_killed_and_the_episode_goes_on(pytester: pytest.Pytester) -> None:
     task = TASKS["csv-totals"]
     hang = tool_answer(ToolCallSpec("bash", {"command": "sleep 600"}))

@@ -49,6 +49,7 @@ def _records(path: Path) -> dict[str, dict[str, Any]]:
     return {r["record_id"]: r for r in lines}
 
 
+@pytest.mark.slow
 def test_the_oracle_scores_one_and_nop_zero_on_every_runnable_task(pytester: pytest.Pytester) -> None:
     entries = "".join(f'\n[[benchmarks]]\nname = "{name}"\nlabel = "{label}"\nagent = "{agent}"\ndata_dir = "{folder}"\n'
                       for name, folder in (("terminalbench-v2.1", HARBOR), ("terminalbench", TB1))
@@ -145,6 +146,7 @@ python3 -c "print('tampered')"
 """
 
 
+@pytest.mark.slow
 def test_tampering_in_the_agent_phase_does_not_change_the_reward(pytester: pytest.Pytester) -> None:
     instruction = (HARBOR / "count-lines" / "instruction.md").read_text().strip()
     tamper = tool_answer(ToolCallSpec("bash", {"command": TAMPER}))
@@ -234,6 +236,7 @@ SOLUTIONS = {GREETING: "printf 'Hello, %s!\\n' \"$(cat /app/name.txt)\" > /app/g
              NUMBERS: "awk '{s+=$1} END {print s}' numbers.csv > sum.txt; sort -n numbers.csv | tail -1 > max.txt"}
 
 
+@pytest.mark.slow
 def test_lf_reruns_only_the_failed_task_and_keeps_each_once(pytester: pytest.Pytester) -> None:
     state: dict[str, Any] = {"solve": {NUMBERS}}
     with FakeOpenAIServer(_solver(state)) as server:
@@ -251,6 +254,7 @@ def test_lf_reruns_only_the_failed_task_and_keeps_each_once(pytester: pytest.Pyt
     assert set(records) == set(TB1_TASKS) and all(r["is_correct"] for r in records.values())
 
 
+@pytest.mark.slow
 def test_sigkill_in_the_middle_of_an_episode_leaves_nothing_and_resume_finishes(pytester: pytest.Pytester) -> None:
     marker = "2999.75"
     state: dict[str, Any] = {"solve": {GREETING, NUMBERS}, "hang": f"sleep {marker}"}

@@ -67,6 +67,7 @@ def test_the_cloud_suite_refuses_to_start_without_its_keys(monkeypatch: pytest.M
         EvalPlan.from_file(CONFIGS / "use_cases_cloud.toml", invocation_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_the_cloud_suite_collects_900_items_without_a_request(pytester: pytest.Pytester,
                                                               cloud_keys: dict[str, str]) -> None:
     shutil.copy(CONFIGS / "use_cases_cloud.toml", pytester.path / "cloud.toml")
@@ -76,6 +77,7 @@ def test_the_cloud_suite_collects_900_items_without_a_request(pytester: pytest.P
     assert not (pytester.path / "results" / "use-cases-cloud").joinpath("summary.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.local_model
 def test_the_local_suite_runs_offline_on_the_bundled_model(pytester: pytest.Pytester) -> None:
     shutil.copy(CONFIGS / "use_cases_local.toml", pytester.path / "local.toml")

@@ -89,6 +89,7 @@ ANSWERS: dict[str, Callable[[dict[str, Any], bool], str]] = {
 }
 
 
+@pytest.mark.slow
 def test_gold_answers_score_1_through_the_plugin(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     table: dict[str, str] = {}
     for name in SETS:

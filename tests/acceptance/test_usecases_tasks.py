@@ -123,6 +123,7 @@ def wrong(name: str, s: Sample) -> str:
 SCORERS = {"coding_task": ct.score_task, "browser_assistant": ba.score_browser, "ipw": ipw.score_item}
 
 
+@pytest.mark.slow
 def test_gold_answers_score_1_through_the_plugin(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     table: dict[str, str] = {}
     for name in SETS:

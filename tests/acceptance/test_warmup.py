@@ -98,6 +98,7 @@ def test_no_warmup_without_the_key(jeval_project: JevalProject) -> None:
     assert len(chat_requests(p.server)) == 11
 
 
+@pytest.mark.slow
 def test_each_xdist_worker_warms_up_its_own_process(jeval_project: JevalProject) -> None:
     p = jeval_project
     suite = p.suite(extra_run="warmup_samples = 2\ncache = false")
@@ -119,6 +120,7 @@ def test_a_failed_warmup_call_is_reported_and_the_run_goes_on(jeval_project: Jev
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.slow
 @pytest.mark.local_model  # skipped, with the reason, where llama-cpp-python or the GGUF is missing
 def test_the_bundled_local_model_is_warmed_up_too(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("suite.toml").write_text(

@@ -83,6 +83,7 @@ def alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_oracle_scores_one_and_nop_zero_over_two_workers(pytester: pytest.Pytester) -> None:
     require_browser()
     (pytester.path / "suite.toml").write_text(textwrap.dedent(SUITE.format(agent="oracle")))
@@ -106,6 +107,7 @@ def test_oracle_scores_one_and_nop_zero_over_two_workers(pytester: pytest.Pytest
     assert result.ret == 1 and len(found) == 21 and all(r["is_correct"] is False for r in found)
 
 
+@pytest.mark.slow
 def test_k_selects_and_a_killed_run_leaves_no_browser_and_resumes(pytester: pytest.Pytester) -> None:
     require_browser()
     (pytester.path / "suite.toml").write_text(textwrap.dedent(SUITE.format(agent="oracle")))

@@ -37,6 +37,7 @@ TASKS = ("task-90001", "task-90003", "task-90006")
 """A count (string_match), the page of a product (url_match) and a bulk edit (program_html)."""
 
 
+@pytest.mark.slow
 def test_the_oracle_runs_on_the_users_sites(pytester: pytest.Pytester) -> None:
     require_browser()
     user_shop, user_forum = start_app("shop", shop.make_app), start_app("forum", forum.make_app)

@@ -46,6 +46,7 @@ def second_server() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
+@pytest.mark.slow
 def test_second_run_stops_before_any_request_and_a_stale_lock_is_taken_over(
         project: Project, second_server: FakeOpenAIServer) -> None:
     p = project
@@ -128,6 +129,7 @@ def test_unusable_output_dir_is_a_usage_error_before_any_request(project: Projec
     assert p.server.requests == []
 
 
+@pytest.mark.slow
 def test_crashed_worker_is_an_error_record_that_resume_retries(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     p = project
     p.suite()
@@ -158,6 +160,7 @@ def _full_disk(folder: Path) -> object | None:
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (16_000, 16_000))
 
 
+@pytest.mark.slow
 def test_disk_full_leaves_whole_lines_and_resume_repairs_a_torn_line(project: Project) -> None:
     p = project
     p.suite(rows=60, output_dir="full/out")

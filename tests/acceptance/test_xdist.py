@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.support.gsm import JevalProject
 
 VOLATILE = {"latency_seconds", "throughput_tok_per_sec", "attempts", "cached", "call_windows"}
@@ -13,6 +15,7 @@ def _stable(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {r["record_id"]: {k: v for k, v in r.items() if k not in VOLATILE} for r in records}
 
 
+@pytest.mark.slow
 def test_two_workers_write_the_same_records(jeval_project: JevalProject) -> None:
     p = jeval_project
     suite = p.suite(extra_run="cache = false")

@@ -15,6 +15,7 @@ import re
 import textwrap
 
 import execnet
+import pytest
 import xdist.remote
 
 from tests.support.gsm import JevalProject
@@ -30,6 +31,7 @@ def test_worker_interactor_has_a_lockable_torun_queue() -> None:
         assert isinstance(locked, collections.deque) and list(locked) == [3, 5]
 
 
+@pytest.mark.slow
 def test_workers_prefetch_a_window_and_report_their_stats(jeval_project: JevalProject) -> None:
     p = jeval_project
     p.pytester.makeconftest(textwrap.dedent("""

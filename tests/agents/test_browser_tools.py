@@ -134,6 +134,7 @@ def test_references_name_elements_and_forms_work(probe: dict[str, object]) -> No
             session.close()
 
 
+@pytest.mark.slow
 def test_the_loop_records_details_and_a_limit_stops_a_stuck_episode(probe: dict[str, object], tmp_path: Path) -> None:
     async def never(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse()

@@ -78,6 +78,7 @@ def _outcome(pytester: pytest.Pytester, mode: str) -> tuple[dict[str, Any], dict
     return record, trajectory["external"], json.loads(record["model_answer"])
 
 
+@pytest.mark.slow
 def test_an_agent_abusing_its_proxy_is_bounded(pytester: pytest.Pytester) -> None:
     with FakeOpenAIServer(lambda body, n: ANSWER, models=("m",)) as server:
         result = _run(pytester, server)

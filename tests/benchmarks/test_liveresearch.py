@@ -159,6 +159,7 @@ def test_reports_are_scored_with_race_through_the_plugin(pytester: pytest.Pytest
         assert summary["race_scored"] == 3 and summary["research_modes"] == ["closed-book"]
 
 
+@pytest.mark.slow
 def test_the_oracle_scores_one_half_and_passes_and_nop_scores_zero(pytester: pytest.Pytester) -> None:
     with serve(pytester, Responder(judge=race_judge(by_task))) as p:
         result = p.run(ENTRY + 'agent = "oracle"\n[benchmarks.options]\nlanguage = "en"\n')
@@ -229,6 +230,7 @@ def test_bad_settings_are_usage_errors_before_any_request(pytester: pytest.Pytes
         assert p.chat_bodies() == []
 
 
+@pytest.mark.slow
 def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester, tmp_path: object) -> None:
     with serve(pytester, project_for(pytester, race_judge(by_task))) as p:
         p.suite(ENTRY)

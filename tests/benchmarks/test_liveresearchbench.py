@@ -165,6 +165,7 @@ def test_realtime_fills_the_placeholders_and_nop_scores_zero(pytester: pytest.Py
         assert len(p.responder.judge_prompts) == judged  # an empty report needs no judge
 
 
+@pytest.mark.slow
 def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester) -> None:
     with serve(pytester, responder()) as p:
         p.suite(ENTRY)

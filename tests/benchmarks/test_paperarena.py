@@ -101,6 +101,7 @@ def test_an_unreadable_judge_reply_leaves_the_question_unscored(pytester: pytest
         assert record["scoring_metadata"]["unscored_reason"].startswith("the judge's reply is not the JSON upstream")
 
 
+@pytest.mark.slow
 def test_the_oracle_passes_and_nop_fails_without_a_judge(pytester: pytest.Pytester) -> None:
     with serve(pytester, Responder(judge=judge)) as p:
         result = p.run(entry(keys='agent = "oracle"\n'))
@@ -127,6 +128,7 @@ def test_a_paper_missing_from_the_cache(pytester: pytest.Pytester, tmp_path_fact
         assert list(p.records("paperarena")) == ["Importance_Sampling_for_GNN_Training-qa1"]
 
 
+@pytest.mark.slow
 def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester) -> None:
     with serve(pytester, Responder(scripts=SCRIPTS, judge=judge)) as p:
         p.suite(entry())

@@ -231,6 +231,7 @@ def test_a_grader_cannot_read_outside_its_workspace_write_the_transcript_or_reac
     assert "transcript.jsonl" not in prompt and "forged" not in prompt
 
 
+@pytest.mark.slow
 def test_two_workers_a_resume_and_a_rescore(pytester: pytest.Pytester) -> None:
     with serve(pytester, Responder(judge=judge)) as p:
         p.suite(entry(keys='agent = "oracle"\n'))

@@ -50,6 +50,7 @@ def run(pytester: pytest.Pytester, agent: str) -> tuple[list[dict[str, Any]], di
     return rows, json.loads((out / "taubench_m.jsonl.summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_oracle_scores_one_and_nop_zero_on_the_real_data(pytester: pytest.Pytester) -> None:
     expected = {f"{d}-{i}" for d in CARRIERS for i in split_ids(locate(d, None), "base")}
     for domain in CARRIERS:  # every split is a part of base

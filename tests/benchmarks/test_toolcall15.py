@@ -395,6 +395,7 @@ def _steps(script: Play) -> list[Any]:
     return [s if isinstance(s, str) else tool_answer(*(ToolCallSpec(n, a) for n, a in s)) for s in script]
 
 
+@pytest.mark.slow
 def test_toolcall15_runs_end_to_end_through_the_plugin(pytester: pytest.Pytester) -> None:
     chosen = {sid: (0 if sid == "rr-01-no-tool-needed" else 1 if sid == "er-03-bounce" else 2) for sid in SAMPLES}
     scripts = {SAMPLES[sid].input: _steps(PLAYS[sid][p]) for sid, p in chosen.items()}

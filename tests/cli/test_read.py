@@ -148,6 +148,7 @@ def test_a_bad_stored_summary_is_ignored(tmp_path: Path, capsys: pytest.CaptureF
         assert f"{spath}: {reason}" in err and "ignored" in err, err
 
 
+@pytest.mark.slow
 def test_no_traceback_in_a_real_process(tmp_path: Path) -> None:
     path = with_bad_lines(tmp_path)
     for argv in (["summarize", path], ["rescore", path], ["report", tmp_path, "-o", tmp_path / "r.html"]):

@@ -27,6 +27,7 @@ def stable(path: Path) -> dict[str, dict[str, Any]]:
     return {r["record_id"]: {k: v for k, v in r.items() if k not in VOLATILE} for r in rows}
 
 
+@pytest.mark.slow
 def test_config_quickstart_gives_the_records_of_make_demo(tmp_path: Path) -> None:
     config = str(REPO / "configs" / "quickstart.toml")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}

@@ -89,6 +89,7 @@ def write_suite(tmp_path: Path, server: FakeOpenAIServer, models: tuple[str, ...
 
 # -- -c: the suite file -------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_config_runs_the_suite_without_b_and_m(tmp_path: Path, server: FakeOpenAIServer) -> None:
     write_suite(tmp_path, server)
     done = jeval(tmp_path, "run", "-c", "suite.toml", "-n", "3", "--seed", "7", "-w", "2")
@@ -108,6 +109,7 @@ def test_config_runs_the_suite_without_b_and_m(tmp_path: Path, server: FakeOpenA
     assert {p.name: [r["record_id"] for r in records(p)] for p in (tmp_path / "again").glob("*.jsonl")} == first
 
 
+@pytest.mark.slow
 def test_config_with_model_filter_and_an_output_file(tmp_path: Path, server: FakeOpenAIServer) -> None:
     write_suite(tmp_path, server)
     done = jeval(tmp_path, "run", "-c", "suite.toml", "-n", "2", "-o", "res/qs.jsonl")  # two models: two files
@@ -218,6 +220,7 @@ def test_include_hub_selects_the_hub_benchmarks() -> None:
     assert "simpleqa" in hub_left_out and "LLM judge" in hub_left_out["simpleqa"]  # still needs its judge
 
 
+@pytest.mark.slow
 def test_include_hub_offline_reports_each_unloadable_benchmark_and_runs_the_rest(
         tmp_path: Path, server: FakeOpenAIServer) -> None:
     env = {**child_env(), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pytest_jeval.cli._tasks import layout_benchmark
 from tests.support.terminal import TASKS_DIR, ensure_rootfs
 from tests.support.terminalbench import HARBOR, TB1, built
@@ -28,6 +30,7 @@ def test_the_layout_names_the_benchmark() -> None:
     assert layout_benchmark(HARBOR / "count-lines") == "terminalbench-v2.1"
 
 
+@pytest.mark.slow
 def test_terminal_lites_tasks_pass_the_check(tmp_path: Path) -> None:
     ensure_rootfs()
     done = _check(str(TASKS_DIR), "--json", "--", "-n", "2", cwd=tmp_path)
@@ -37,6 +40,7 @@ def test_terminal_lites_tasks_pass_the_check(tmp_path: Path) -> None:
     assert all((r["oracle"], r["nop"], r["verdict"]) == (1.0, 0.0, "ok") for r in rows), rows
 
 
+@pytest.mark.slow
 def test_a_task_a_do_nothing_agent_passes_makes_the_set_untrustworthy(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks"
     for name in ("count-lines", "needs-gpu"):

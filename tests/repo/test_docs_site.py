@@ -97,6 +97,7 @@ def readme_doc_links(text: str) -> list[tuple[str, str]]:
     return [(m[1], m[2] or "") for m in re.finditer(r"\]\(docs/([\w./-]+\.md)(?:#([^)\s]+))?\)", text)]
 
 
+@pytest.mark.slow
 @needs_mkdocs
 def test_strict_build_passes(site: Path) -> None:
     assert (site / "index.html").is_file()
@@ -119,6 +120,7 @@ def test_readme_links_into_the_docs_resolve(site: Path) -> None:
     assert broken == [], "README links to missing docs pages or anchors"
 
 
+@pytest.mark.slow
 @needs_mkdocs
 def test_strict_build_fails_on_an_omitted_page_and_a_broken_anchor(tmp_path: Path) -> None:
     docs = tmp_path / "docs"

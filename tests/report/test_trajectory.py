@@ -309,6 +309,7 @@ OPEN_AND_READ = """(async () => {
 })()"""
 
 
+@pytest.mark.slow
 def test_a_real_run_s_trajectory_opens_in_chromium(pytester: pytest.Pytester, chromium: Browser,
                                                    tmp_path: Path) -> None:
     with FakeOpenAIServer(script_responder(SCRIPTS, default="no script")) as server:

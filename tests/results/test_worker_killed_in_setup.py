@@ -51,6 +51,7 @@ def responder(body: dict, attempt: int) -> Answer:
     return Answer(str(2 * i), delay=30.0 if i == 5 else 0.0)  # row 5 waits: its worker is killed meanwhile
 
 
+@pytest.mark.slow
 def test_a_worker_killed_during_setup_leaves_an_error_record(pytester: pytest.Pytester,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     rows = 12

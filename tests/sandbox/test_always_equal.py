@@ -62,6 +62,7 @@ def cheat(body: dict[str, Any], attempt: int) -> str:
     return "```python\n" + "\n".join(code) + "```"
 
 
+@pytest.mark.slow
 def test_an_always_equal_answer_passes_no_code_benchmark(pytester: pytest.Pytester) -> None:
     benches = {"coding_task": "", "coding_assistant": "",
                "humaneval": f'data_files = "{TEST_DATA / "humaneval" / "HumanEval.jsonl.gz"}"\nmax_samples = 12',

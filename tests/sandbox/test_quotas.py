@@ -54,6 +54,7 @@ def python_tool(workspace: Path, code: str, timeout: float = 60.0) -> str:
     return str(fn(code=code, ctx=ToolContext(sample=Sample(id="s", input="q"), workspace=workspace, timeout=timeout)))
 
 
+@pytest.mark.slow
 @needs_cgroups
 def test_three_children_of_600_mib_do_not_fit_in_one_call(ws: Path) -> None:
     code = textwrap.dedent("""

@@ -35,6 +35,7 @@ name = "gsm8k"
     ids=["misspelled-key", "wrong-type", "unknown-benchmark", "unknown-engine", "missing-data-file", "unknown-section",
          "malformed-toml", "out-of-range", "missing-key-env"],
 )
+@pytest.mark.slow
 def test_bad_suite_is_a_usage_error(jeval_project: JevalProject, edit: tuple[str, str], expected: str) -> None:
     p = jeval_project
     suite = p.suite(bench_extra="max_samples = 5")

@@ -50,6 +50,7 @@ def test_wrong_schema_is_a_clear_error(tmp_path: Path) -> None:
         load_samples(GSM8K, files=[bad])
 
 
+@pytest.mark.slow
 def test_hub_dataset_offline_fails_with_a_clear_message(jeval_project: JevalProject, monkeypatch: pytest.MonkeyPatch) -> None:
     p = jeval_project
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

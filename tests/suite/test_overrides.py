@@ -228,6 +228,7 @@ def _two_model_suite(p: JevalProject) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_max_samples_from_the_command_line_runs_that_many_items_per_model(jeval_project: JevalProject,
                                                                           workers: list[str]) -> None:

@@ -59,6 +59,7 @@ def test_prompt_evaluation_uses_the_generation_thread_count(model: object) -> No
     assert llm.context_params.n_threads_batch == model.n_threads  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 @pytest.mark.local_model
 def test_the_chat_template_start_is_reused_and_answers_do_not_change(model: object) -> None:
     """After other prompts, the same request reuses whole cached pieces and answers exactly as the first time."""
