@@ -14,7 +14,9 @@ and act on the task's files (``/app``). What it needs of the host is bound in **
 Every host program is started through the host's own dynamic loader with the host's libraries
 (``ld.so --library-path ...``), so it does not depend on the task's C library or on what the task
 image has installed; nothing of this reaches the environment of the commands the agent runs (no
-``LD_LIBRARY_PATH``). A program whose virtualenv is made from the system's Python (under ``/usr``)
+``LD_LIBRARY_PATH``). Node (:data:`SELF_EXECUTING`) is the exception: it starts copies of itself through
+``/proc/self/exe``, so it runs directly, on the task's C library and ``libstdc++`` (every Debian image with
+``apt`` has them). A program whose virtualenv is made from the system's Python (under ``/usr``)
 cannot run this way (its ``pyvenv.cfg`` names ``/usr``, the task's): :class:`HostedError` says so.
 """
 
@@ -37,6 +39,11 @@ AGENT_SOCKET = "/jeval/agent/proxy.sock"
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 _LOADERS = ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-armhf.so.3",
             "/lib64/ld64.so.2", "/lib/ld-linux.so.2", "/lib/ld-linux-riscv64-lp64d.so.1", "/lib64/ld-linux-loongarch-lp64d.so.1")
+
+
+SELF_EXECUTING = ("node",)
+"""Programs started directly, with the task's own C library, not through the host's loader: Node starts copies of
+itself through ``/proc/self/exe`` (which would be the loader). They need the task's glibc and libstdc++."""
 
 
 class HostedError(Exception):
@@ -163,8 +170,9 @@ def hosted_plan(argv: Sequence[str], *, readable: Sequence[str], search_path: st
     libs = ":".join(_library_dirs([p for p in extra if os.path.isdir(p)], loader))
     start = [HOST_ROOT + loader, "--library-path", libs]
     agent = _resolve(argv, search_path)
+    direct = os.path.basename(agent[0]).startswith(SELF_EXECUTING)
     agent[0] = _inside(agent[0])
-    line = [*start, _inside(relay_program), *relay[1:], *start, *agent]
+    line = [*start, _inside(relay_program), *relay[1:], *([] if direct else start), *agent]
     binds = [("/usr", HOST_ROOT + "/usr")]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = "/" + name
