@@ -30,11 +30,11 @@ from pytest_jeval.core.episode import Episode, ToolCallRecord
 
 if TYPE_CHECKING:
     from pytest_jeval.agents.external.base import AgentInvocation, ExternalAgent
-    from pytest_jeval.sandbox.confined import AgentHost
     from pytest_jeval.agents.setup import EpisodeSetup
     from pytest_jeval.calls.scheduler import Scheduler
     from pytest_jeval.core.chat import ChatRequest, Endpoint
     from pytest_jeval.core.sample import Sample
+    from pytest_jeval.sandbox.confined import AgentHost
 
 MAX_CAPTURE = 1 << 20
 """Bytes of each of stdout and stderr kept while the agent runs (head and tail halves)."""
@@ -304,7 +304,7 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
                                 extra=invocation.env)
         socket_path = os.path.join(sockets, "proxy.sock") if sockets is not None else None
         process = await _run(invocation, env, Path(workspace), limits, proxy.key, socket_path, host=host,
-                             host_home=home)
+                             host_home=str(home))
         if spec.workspace_environment and spec.finish is not None:
             state = await asyncio.to_thread(spec.finish, state, Path(workspace))
     except _NotRun as exc:

@@ -66,7 +66,7 @@ def check_engine() -> None:
 
 def start_native(task: TaskSpec, options: TerminalBenchOptions) -> TaskEnv:
     """Build the task's image and start its container."""
-    from pytest_jeval.benchmarks._terminal.runner import TaskEnv, deviations
+    from pytest_jeval.benchmarks._terminal.runner import DISAGREEMENT, TaskEnv, deviations
 
     if task.dockerfile is None or task.context is None:
         raise NotRunnable("the task has no Dockerfile")
@@ -92,9 +92,8 @@ def start_native(task: TaskSpec, options: TerminalBenchOptions) -> TaskEnv:
                              check=False).stdout.strip()
     box.workdir = workdir or "/"
     facts = {"from": "docker", "image": tag, "agent_network": network,
-             "deviations": [*(d for d in deviations(task, None, None, network, options) if "tmux" in d or "network" in d),
-                            NATIVE_VERIFIER, "a reward file saying 1 or more while the test script exited non-zero "
-                            "scores 0 (Harbor reads the reward file alone)"]}
+             "deviations": [*(d for d in deviations(task, None, None, network, options)
+                              if "tmux" in d or "network" in d), NATIVE_VERIFIER, DISAGREEMENT]}
     return TaskEnv(task, box, None, None, options, facts)
 
 

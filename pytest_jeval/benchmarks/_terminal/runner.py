@@ -46,8 +46,20 @@ from pytest_jeval.sandbox.shell.images import BuildError
 from pytest_jeval.sandbox.shell.providers import ExecOutcome, ProviderUnavailable
 from pytest_jeval.suite.dataset import DatasetLoadError
 
-__all__ = ["NO_EXTERNAL_NATIVE", "external_host", "SYSTEM_PROMPT", "TaskEnv", "TerminalBenchOptions", "bash", "environment", "oracle_steps",
-           "read_rows", "summarize", "test_task", "to_sample"]
+__all__ = [
+    "NO_EXTERNAL_NATIVE",
+    "SYSTEM_PROMPT",
+    "TaskEnv",
+    "TerminalBenchOptions",
+    "bash",
+    "environment",
+    "external_host",
+    "oracle_steps",
+    "read_rows",
+    "summarize",
+    "test_task",
+    "to_sample",
+]
 
 SYSTEM_PROMPT = (
     "You are an agent working in a Linux terminal (a Debian system; you are its user, usually root). Complete the "
@@ -353,14 +365,17 @@ def deviations(task: TaskSpec, built: BuiltEnvironment | None, kit: Kit | None, 
     return out
 
 
+DISAGREEMENT = ("a reward file saying 1 or more while the test script exited non-zero scores 0 (Harbor reads the "
+                "reward file alone)")
+
+
 def verifier_deviations(home: str, fresh_home: bool, dropped: Sequence[str]) -> list[str]:
     """How the verifier's run differs from Harbor's (it verifies in the agent's container as it was left)."""
     out = [("the verifier runs with a clean environment: PYTHONNOUSERSITE=1, git reading no global or system "
             "configuration (hooks, fsmonitor, pager, editor and gpg programs off), " +
             (f"HOME ({home}) a fresh copy of the image's home as built, not the agent's" if fresh_home else
              f"HOME ({home}) kept as the agent left it (it is / or overlaps the working directory)")),
-           "a reward file saying 1 or more while the test script exited non-zero scores 0 (Harbor reads the "
-           "reward file alone)"]
+           DISAGREEMENT]
     if dropped:
         out.append(f"the image's ENV {', '.join(dropped)} is not given to the verifier")
     return out

@@ -41,7 +41,7 @@ from pytest_jeval.sandbox.shell.images import ENV_UID_BASE
 from pytest_jeval.sandbox.shell.providers import SANDBOX_PATH, TASK_DIR, BubblewrapSandbox
 from pytest_jeval.sandbox.workdir import chown_tree
 
-__all__ = ["ImageAgentHost", "BubblewrapAgentHost", "agent_host"]
+__all__ = ["BubblewrapAgentHost", "ImageAgentHost", "agent_host"]
 
 TAGS = ("task-environment", "userns", "pidns", "netns", "mountns", "ipcns", "utsns", "proxy-only-network")
 
@@ -145,7 +145,8 @@ class BubblewrapAgentHost:
         inside_env = {**env, "PATH": ":".join([*plan.path_dirs, SANDBOX_PATH])}
         if box.owner is not None:
             chown_tree(home, *box.owner)
-        binds = [Bind(str(box.root / "app"), TASK_DIR, writable=True), Bind(str(box.root / "tmp"), "/tmp", writable=True),
+        binds = [Bind(str(box.root / "app"), TASK_DIR, writable=True),
+                 Bind(str(box.root / "tmp"), "/tmp", writable=True),
                  Bind(home, AGENT_HOME, writable=True), Bind(socket_path, AGENT_SOCKET),
                  *(Bind(source, dest) for source, dest in plan.binds)]
         layout = Layout(binds=binds, root=str(box.rootfs), splice=True, tmp_bytes=None, chdir=TASK_DIR,

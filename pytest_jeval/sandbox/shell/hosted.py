@@ -4,12 +4,13 @@ The agent program (a ``command`` CLI, Hermes' virtualenv, OpenClaw's Node instal
 but it runs with the task's root file system, so the shell commands it runs use the task's tools
 and act on the task's files (``/app``). What it needs of the host is bound in **read-only**:
 
-| inside | what |
-|---|---|
-| :data:`HOST_ROOT` ``/usr`` (``/jeval/host/usr``) | the host's ``/usr``: its dynamic loader, C library and system programs (a program under ``/usr`` runs from here) |
-| the same path as on the host | the program's own installation outside the system folders (a virtualenv and the Python it was made from, an npm prefix, a script the command line names) |
-| :data:`AGENT_HOME` | the agent's own home (its configuration, the prompt file), read-write |
-| :data:`AGENT_SOCKET` | the recording proxy's Unix socket; the relay (:mod:`pytest_jeval.sandbox._relay`) answers on ``127.0.0.1:RELAY_PORT`` |
+* :data:`HOST_ROOT` ``/usr`` (``/jeval/host/usr``): the host's ``/usr``, its dynamic loader, C library and
+  system programs (a program under ``/usr`` runs from here);
+* the same path as on the host: the program's own installation outside the system folders (a virtualenv and
+  the Python it was made from, an npm prefix, a script the command line names);
+* :data:`AGENT_HOME`: the agent's own home (its configuration, the prompt file), read-write;
+* :data:`AGENT_SOCKET`: the recording proxy's Unix socket; the relay (:mod:`pytest_jeval.sandbox._relay`)
+  answers on ``127.0.0.1:RELAY_PORT``.
 
 Every host program is started through the host's own dynamic loader with the host's libraries
 (``ld.so --library-path ...``), so it does not depend on the task's C library or on what the task
@@ -28,7 +29,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 
-__all__ = ["AGENT_HOME", "AGENT_SOCKET", "HOST_ROOT", "HostedError", "HostedPlan", "hosted_plan", "host_loader"]
+__all__ = ["AGENT_HOME", "AGENT_SOCKET", "HOST_ROOT", "HostedError", "HostedPlan", "host_loader", "hosted_plan"]
 
 HOST_ROOT = "/jeval/host"
 """Where the host's system folders appear inside the task's environment (read-only)."""
@@ -38,7 +39,8 @@ AGENT_SOCKET = "/jeval/agent/proxy.sock"
 """The recording proxy's Unix socket inside the task's environment."""
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 _LOADERS = ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-armhf.so.3",
-            "/lib64/ld64.so.2", "/lib/ld-linux.so.2", "/lib/ld-linux-riscv64-lp64d.so.1", "/lib64/ld-linux-loongarch-lp64d.so.1")
+            "/lib64/ld64.so.2", "/lib/ld-linux.so.2", "/lib/ld-linux-riscv64-lp64d.so.1",
+            "/lib64/ld-linux-loongarch-lp64d.so.1")
 
 
 SELF_EXECUTING = ("node",)
