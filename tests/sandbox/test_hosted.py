@@ -60,8 +60,8 @@ def test_a_virtualenv_of_the_systems_python_is_refused_with_the_reason(tmp_path:
     venv = tmp_path / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
     script = _script(tmp_path / "agent", f"#!{venv}/bin/python")
-    with pytest.raises(HostedError, match="made from the system's Python.*Make the virtualenv from a Python "
-                                          "outside /usr"):
+    with pytest.raises(HostedError, match=r"made from the system's Python.*Make the virtualenv from a Python "
+                                          r"outside /usr"):
         hosted_plan([str(script)], readable=[str(venv), str(script)], search_path="", relay=RELAY)
 
 
