@@ -3,8 +3,9 @@
 One suite runs, against the OpenAI-compatible test server:
 
 * the test agent CLI (``pytest_jeval/testing/fake_agent.py --bash``, ``backend = "command"``) on a
-  ``terminal_lite`` task and on a team-written Harbor task (``terminalbench-v2.1``): the scripted
-  model's ``bash`` calls run inside the task's environment (its ``/app``), so both score correct;
+  ``terminal_lite`` task, a team-written Harbor task (``terminalbench-v2.1``) and a Terminal-Bench 1 task
+  (``terminalbench``): the scripted
+  model's ``bash`` calls run inside the task's environment (its ``/app``), so all score correct;
 * a do-nothing command agent (``/bin/true``) on the Harbor task: 0;
 * a hostile command agent (a shell script) on the Harbor task and on ``terminal_lite``: it looks for the
   task's tests and solution (inside, and at their host paths), this package's data, the suite, the real
@@ -31,7 +32,7 @@ import pytest
 import pytest_jeval
 from pytest_jeval.testing import fake_agent
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
-from tests.support.terminalbench import HARBOR, TB_DATA, built
+from tests.support.terminalbench import HARBOR, TB1, TB_DATA, built
 
 CHECKER = TB_DATA / "harbor-checker"
 LITE_TASK = "csv-totals"
@@ -39,6 +40,8 @@ LITE = Path(pytest_jeval.__file__).resolve().parent / "benchmarks" / "terminal_l
 SECRET = "sk-jeval-terminal-" + "7f3a9c" * 6
 LITE_SOLVE = ("tail -n +2 sales.csv | awk -F, '{s[$2]+=$3} END {for (r in s) printf \"%s %.2f\\n\", r, s[r]}' "
               "| sort > totals.txt")
+GREETING = "The file /app/name.txt holds a name."
+GREET = "printf 'Hello, %s!\\n' \"$(cat /app/name.txt)\" > /app/greeting.txt"
 COUNT_SOLVE = "wc -l < /app/data.txt > /app/count.txt; pwd; id -u; ls /jeval/agent"
 
 HOSTILE = r"""#!/bin/sh
@@ -94,7 +97,7 @@ def _records(path: Path) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def run(pytester_module: Path) -> dict[str, Any]:
     """The one run of the suite; its records per entry label, the server's requests and the run's output."""
-    for folder in (HARBOR / "count-lines", CHECKER / "commit-notes"):
+    for folder in (HARBOR / "count-lines", CHECKER / "commit-notes", TB1 / "greeting"):
         built(folder)
     path = pytester_module
     instruction = (HARBOR / "count-lines" / "instruction.md").read_text().strip()
@@ -102,7 +105,8 @@ def run(pytester_module: Path) -> dict[str, Any]:
     notes = (CHECKER / "commit-notes" / "instruction.md").read_text().strip()
     scripts = {instruction: [tool_answer(ToolCallSpec("bash", {"command": COUNT_SOLVE})), "counted"],
                lite: [tool_answer(ToolCallSpec("bash", {"command": LITE_SOLVE})), "totals written"],
-               notes: [tool_answer(ToolCallSpec("bash", {"command": TAMPER})), "done"]}
+               notes: [tool_answer(ToolCallSpec("bash", {"command": TAMPER})), "done"],
+               GREETING: [tool_answer(ToolCallSpec("bash", {"command": GREET})), "greeted"]}
     with FakeOpenAIServer(script_responder(scripts, default="no")) as server:
         port = server.base_url.rsplit(":", 1)[1].split("/")[0]
         hostile = {}
@@ -121,6 +125,8 @@ def run(pytester_module: Path) -> dict[str, Any]:
              "command": [hostile["hostile-lite"]], "record_ids": [LITE_TASK]},
             {"name": "terminalbench-v2.1", "label": "tb-cmd", "backend": "command", "command": agent,
              "data_dir": str(HARBOR), "record_ids": ["count-lines"]},
+            {"name": "terminalbench", "label": "tb1-cmd", "backend": "command", "command": agent,
+             "data_dir": str(TB1), "record_ids": ["greeting"]},
             {"name": "terminalbench-v2.1", "label": "tb-nop-cmd", "backend": "command", "command": ["/bin/true"],
              "data_dir": str(HARBOR), "record_ids": ["count-lines"]},
             {"name": "terminalbench-v2.1", "label": "tb-hostile", "backend": "command",
@@ -162,6 +168,8 @@ def pytester_module(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_command_agent_works_inside_the_task_environment_and_scores(run: dict[str, Any]) -> None:
     lite = run["records"]["lite-cmd"][LITE_TASK]
     tb = run["records"]["tb-cmd"]["count-lines"]
+    tb1 = run["records"]["tb1-cmd"]["greeting"]
+    assert tb1["is_correct"] is True, (tb1["scoring_metadata"], run["output"][-3000:])
     assert lite["is_correct"] is True, (lite["scoring_metadata"], run["output"][-3000:])
     assert tb["is_correct"] is True and tb["score"] == 1.0, (tb["scoring_metadata"], run["output"][-3000:])
     for record in (lite, tb):
