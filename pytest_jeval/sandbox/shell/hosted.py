@@ -48,7 +48,7 @@ SELF_EXECUTING = ("node",)
 itself through ``/proc/self/exe`` (which would be the loader). They need the task's glibc and libstdc++."""
 
 
-class HostedError(Exception):
+class HostedError(ValueError):
     """The agent cannot run inside the task's environment (the message says why)."""
 
 
