@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 from collections import Counter
@@ -59,6 +60,19 @@ if env | grep -q "__SECRET__" || cat /proc/*/environ 2>/dev/null | grep -aq "__S
   echo "key: no"; fi
 echo 999 > /app/count.txt
 echo 999 > /app/totals.txt
+"""
+
+# an agent of a virtualenv made from the system's Python (its pyvenv.cfg names /usr, the task's inside)
+VENV_AGENT = r"""
+import json, os, subprocess, sys, urllib.request
+body = json.dumps({"model": os.environ["JEVAL_MODEL"], "messages": [{"role": "user", "content": "venv agent"}]})
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body.encode(),
+                                 headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
+                                          "Content-Type": "application/json"})
+reply = json.load(urllib.request.urlopen(request, timeout=60))["choices"][0]["message"]["content"]
+shell = subprocess.run(["bash", "-c", "wc -l < data.txt > count.txt; echo home=${PYTHONHOME:-none}; pwd"],
+                       capture_output=True, text=True).stdout.split()
+print(json.dumps({"prefix": sys.prefix, "reply": reply, "shell": shell}))
 """
 
 # the tampering of a built-in-loop agent on commit-notes (it never does the task)
@@ -106,6 +120,7 @@ def run(pytester_module: Path) -> dict[str, Any]:
     scripts = {instruction: [tool_answer(ToolCallSpec("bash", {"command": COUNT_SOLVE})), "counted"],
                lite: [tool_answer(ToolCallSpec("bash", {"command": LITE_SOLVE})), "totals written"],
                notes: [tool_answer(ToolCallSpec("bash", {"command": TAMPER})), "done"],
+               "venv agent": ["hello from the model"],
                GREETING: [tool_answer(ToolCallSpec("bash", {"command": GREET})), "greeted"]}
     with FakeOpenAIServer(script_responder(scripts, default="no")) as server:
         port = server.base_url.rsplit(":", 1)[1].split("/")[0]
@@ -118,6 +133,9 @@ def run(pytester_module: Path) -> dict[str, Any]:
             script.chmod(0o755)
             hostile[name] = str(script)
         agent = [sys.executable, fake_agent.__file__, "--prompt-file", "{prompt_file}", "--bash"]
+        venv = path / "system-venv"
+        subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True)
+        (path / "venv_agent.py").write_text(VENV_AGENT)
         entries = [
             {"name": "terminal_lite", "label": "lite-cmd", "backend": "command", "command": agent,
              "record_ids": [LITE_TASK]},
@@ -127,6 +145,9 @@ def run(pytester_module: Path) -> dict[str, Any]:
              "data_dir": str(HARBOR), "record_ids": ["count-lines"]},
             {"name": "terminalbench", "label": "tb1-cmd", "backend": "command", "command": agent,
              "data_dir": str(TB1), "record_ids": ["greeting"]},
+            {"name": "terminalbench-v2.1", "label": "tb-venv-cmd", "backend": "command",
+             "command": [str(venv / "bin" / "python"), str(path / "venv_agent.py")], "data_dir": str(HARBOR),
+             "record_ids": ["count-lines"]},
             {"name": "terminalbench-v2.1", "label": "tb-nop-cmd", "backend": "command", "command": ["/bin/true"],
              "data_dir": str(HARBOR), "record_ids": ["count-lines"]},
             {"name": "terminalbench-v2.1", "label": "tb-hostile", "backend": "command",
@@ -148,8 +169,6 @@ def run(pytester_module: Path) -> dict[str, Any]:
             base_url = "{server.base_url}"
             api_key_env = "JEVAL_TERMINAL_TEST_KEY"
         """) + body)
-        import subprocess
-
         env = {**os.environ, "JEVAL_TERMINAL_TEST_KEY": SECRET, "PYTHONPATH": os.pathsep.join(sys.path)}
         done = subprocess.run([sys.executable, "-m", "pytest", "--jeval-config", "suite.toml", "-p",
                                "no:cacheprovider", "-q"], cwd=path, env=env, capture_output=True, text=True,
@@ -183,6 +202,16 @@ def test_a_command_agent_works_inside_the_task_environment_and_scores(run: dict[
     meta = tb["scoring_metadata"]
     assert any("a fresh copy of the image's home as built" in d for d in meta["deviations"])
     assert any("disagrees" in d or "exited non-zero scores 0" in d for d in meta["deviations"])
+
+
+def test_an_agent_of_a_system_python_virtualenv_runs_inside_with_nothing_leaking_to_its_commands(
+        run: dict[str, Any]) -> None:
+    record = run["records"]["tb-venv-cmd"]["count-lines"]
+    assert record["is_correct"] is True, (record["scoring_metadata"], record["trajectory"]["external"]["stderr"])
+    report = json.loads(record["model_answer"])
+    assert report["prefix"] == str(run["path"] / "system-venv")  # its own virtualenv, the host's Python
+    assert report["reply"] == "hello from the model"  # through the proxy
+    assert report["shell"] == ["home=none", "/app"]  # PYTHONHOME never reaches the commands it runs
 
 
 def test_a_do_nothing_command_agent_scores_zero(run: dict[str, Any]) -> None:

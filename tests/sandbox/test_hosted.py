@@ -56,13 +56,20 @@ def test_node_starts_directly_and_keeps_its_own_path(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="needs the system's python3")
-def test_a_virtualenv_of_the_systems_python_is_refused_with_the_reason(tmp_path: Path) -> None:
+def test_a_virtualenv_of_the_systems_python_starts_with_the_hosts_python_under_its_own_name(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
     script = _script(tmp_path / "agent", f"#!{venv}/bin/python")
-    with pytest.raises(HostedError, match=r"made from the system's Python.*Make the virtualenv from a Python "
-                                          r"outside /usr"):
-        hosted_plan([str(script)], readable=[str(venv), str(script)], search_path="", relay=RELAY)
+    plan = hosted_plan([str(script), "--x"], readable=[str(venv), str(script)], search_path="/usr/bin:/bin",
+                       relay=RELAY)
+    agent = plan.argv[plan.argv.index("--") + 1:]
+    real = os.path.realpath(venv / "bin" / "python")
+    assert agent[3] == HOST_ROOT + os.path.realpath("/usr/bin/env") and agent[4] == f"PYTHONHOME={HOST_ROOT}/usr"
+    at = agent.index("--argv0")
+    assert agent[at + 1:at + 4] == [str(venv / "bin" / "python"), HOST_ROOT + real, "-c"]
+    assert "os.environ.pop('PYTHONHOME'" in agent[at + 4] and agent[at + 5:] == [str(script), "--x"]
+    with pytest.raises(HostedError, match="runs a script or -m module"):
+        hosted_plan([str(venv / "bin" / "python"), "-X", "dev"], readable=[str(venv)], search_path="", relay=RELAY)
 
 
 def test_a_folder_holding_the_harness_package_is_never_shown() -> None:

@@ -17,8 +17,9 @@ Every host program is started through the host's own dynamic loader with the hos
 image has installed; nothing of this reaches the environment of the commands the agent runs (no
 ``LD_LIBRARY_PATH``). Node (:data:`SELF_EXECUTING`) is the exception: it starts copies of itself through
 ``/proc/self/exe``, so it runs directly, on the task's C library and ``libstdc++`` (every Debian image with
-``apt`` has them). A program whose virtualenv is made from the system's Python (under ``/usr``)
-cannot run this way (its ``pyvenv.cfg`` names ``/usr``, the task's): :class:`HostedError` says so.
+``apt`` has them). A virtualenv made from the system's Python (its ``pyvenv.cfg`` names ``/usr``, which is the
+task's inside) starts as the host's Python under :data:`HOST_ROOT` with the virtualenv's path as ``argv[0]``
+and ``PYTHONHOME`` pointing there, taken out of the environment before the agent's code runs (:data:`BOOT`).
 """
 
 from __future__ import annotations
@@ -131,15 +132,35 @@ def _resolve(argv: Sequence[str], search_path: str) -> list[str]:
 def _inside(program: str) -> str:
     """Where a host program is found inside: under :data:`HOST_ROOT` when it is a system one."""
     real = os.path.realpath(program)
-    if not _system(real):
-        return program  # its installation is bound at the same path
-    if not _system(os.path.abspath(program)):
-        venv = _venv_of(program)
-        if venv is not None:
-            raise HostedError(f"{program} belongs to the virtualenv {venv}, made from the system's Python ({real}); "
-                              "inside a task's environment /usr is the task's, so it cannot start there. Make the "
-                              "virtualenv from a Python outside /usr (uv python install, pyenv) and use that")
-    return HOST_ROOT + real
+    return program if not _system(real) else HOST_ROOT + real  # else its installation is at the same path
+
+
+BOOT = ("import os, runpy, sys; os.environ.pop('PYTHONHOME', None); a = sys.argv[1:]; "
+        "sys.argv = a[1:] if a[0] == '-m' else a; "
+        "runpy.run_module(a[1], run_name='__main__', alter_sys=True) if a[0] == '-m' "
+        "else runpy.run_path(a[0], run_name='__main__')")
+"""How a virtualenv of the system's Python starts inside: its standard library from the host's ``/usr`` (through
+``PYTHONHOME``, taken out of the environment before the agent's code runs, so its commands never see it)."""
+
+
+def _system_venv(agent: list[str], start: list[str], search_path: str) -> list[str] | None:
+    """The start of a program of a virtualenv made from the system's Python (``pyvenv.cfg`` names ``/usr``, the
+    task's inside), or None when ``agent`` is not one: the host's Python under :data:`HOST_ROOT` with the
+    virtualenv's path as its ``argv[0]`` (so the virtualenv is found) and ``PYTHONHOME`` its prefix there."""
+    program = agent[0]
+    real = os.path.realpath(program)
+    if _system(os.path.abspath(program)) or not _system(real) or _venv_of(program) is None:
+        return None
+    rest = agent[1:]
+    while rest and rest[0] in ("-I", "-S", "-B", "-u", "-s", "-E"):
+        rest = rest[1:]
+    if not rest or (rest[0].startswith("-") and rest[0] != "-m") or (rest[0] == "-m" and len(rest) < 2):
+        raise HostedError(f"{program} {' '.join(agent[1:3])}: a virtualenv of the system's Python runs a script or "
+                          "-m module inside a task's environment, nothing else")
+    env = os.path.realpath(shutil.which("env", path=search_path or None) or "/usr/bin/env")
+    prefix = os.path.dirname(os.path.dirname(real))
+    return [*start, HOST_ROOT + env, f"PYTHONHOME={HOST_ROOT}{prefix}", *start, "--argv0", program, HOST_ROOT + real,
+            "-c", BOOT, *rest]
 
 
 def _library_dirs(readable: Sequence[str], loader: str) -> list[str]:
@@ -173,8 +194,12 @@ def hosted_plan(argv: Sequence[str], *, readable: Sequence[str], search_path: st
     start = [HOST_ROOT + loader, "--library-path", libs]
     agent = _resolve(argv, search_path)
     direct = os.path.basename(agent[0]).startswith(SELF_EXECUTING)
-    agent[0] = _inside(agent[0])
-    line = [*start, _inside(relay_program), *relay[1:], *([] if direct else start), *agent]
+    venv_start = _system_venv(agent, start, search_path)
+    if venv_start is not None:
+        line = [*start, _inside(relay_program), *relay[1:], *venv_start]
+    else:
+        agent[0] = _inside(agent[0])
+        line = [*start, _inside(relay_program), *relay[1:], *([] if direct else start), *agent]
     binds = [("/usr", HOST_ROOT + "/usr")]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = "/" + name
