@@ -10,7 +10,9 @@ Each episode starts a sandbox from the task's ``environment/`` (the cached Debia
 filesystem under bubblewrap, the files in ``/app``, no network), offers the model one tool,
 ``bash``, that runs in it, and afterwards copies ``tests/`` in and runs ``tests/test.sh``: the
 sample is correct when it passes. A missing bwrap or root filesystem is a usage error before
-any sample, naming ``make rootfs``. See docs/terminal.md.
+any sample, naming ``make rootfs``. External agent CLIs (``backend = "command"``, ``"hermes"``,
+``"openclaw"``) run inside the task's sandbox (:func:`external_host`), their shell on its ``/app``.
+See docs/terminal.md.
 """
 
 from __future__ import annotations
