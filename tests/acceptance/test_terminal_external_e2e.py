@@ -149,7 +149,7 @@ def run(pytester_module: Path) -> dict[str, Any]:
              "command": [str(venv / "bin" / "python"), str(path / "venv_agent.py")], "data_dir": str(HARBOR),
              "record_ids": ["count-lines"]},
             {"name": "terminalbench-v2.1", "label": "tb-nop-cmd", "backend": "command", "command": ["/bin/true"],
-             "data_dir": str(HARBOR), "record_ids": ["count-lines"]},
+             "data_dir": str(HARBOR), "record_ids": ["count-lines", "needs-gpu"]},
             {"name": "terminalbench-v2.1", "label": "tb-hostile", "backend": "command",
              "command": [hostile["hostile-tb"]], "data_dir": str(HARBOR), "record_ids": ["count-lines"]},
             {"name": "terminalbench-v2.1", "label": "notes-oracle", "agent": "oracle", "data_dir": str(CHECKER)},
@@ -218,6 +218,10 @@ def test_a_do_nothing_command_agent_scores_zero(run: dict[str, Any]) -> None:
     record = run["records"]["tb-nop-cmd"]["count-lines"]
     assert record["is_correct"] is False and record["score"] == 0.0
     assert record["trajectory"]["external"]["exit_status"] == 0
+    # a task that cannot run here ends before the agent starts, unscored with its reason, as for built-in agents
+    gpu = run["records"]["tb-nop-cmd"]["needs-gpu"]
+    assert gpu["is_correct"] is None and gpu["scoring_metadata"]["unscored_kind"] == "gpu", gpu["scoring_metadata"]
+    assert gpu["agent"]["stop_reason"] == "not_run" and "argv" not in gpu["trajectory"]["external"]
 
 
 @pytest.mark.parametrize("label", ["tb-hostile", "lite-hostile"])
