@@ -112,7 +112,7 @@ rootfs: $(VENV)/.installed
 # (docs/terminal.md). `make test` builds them first, so the terminalbench tests find them ready.
 .PHONY: terminalbench-envs
 terminalbench-envs: rootfs
-	$(PY) -m pytest_jeval.benchmarks._terminal.prebuild tests/data/terminalbench/harbor tests/data/terminalbench/tb1
+	$(PY) -m pytest_jeval.benchmarks._terminal.prebuild tests/data/terminalbench/harbor tests/data/terminalbench/tb1 tests/data/terminalbench/harbor-checker
 
 # External agent frameworks (docs/external-agents-frameworks.md). Hermes Agent pins exact versions:
 # it gets its own virtualenv, on a Python it supports (>=3.11,<3.14).

@@ -13,6 +13,7 @@ from pytest_jeval.core.sample import Sample
 
 if TYPE_CHECKING:
     from pytest_jeval.agents.memory import Recollection
+    from pytest_jeval.sandbox.confined import AgentHost
 
 AsyncChat = Callable[[Messages], Awaitable[Reply]]
 """Send one chat (messages) to a model through the plugin's scheduler and await the reply."""
@@ -128,6 +129,12 @@ class AgentSpec:
     """Called once the agent has ended, before the workspace is removed, with the environment's state and the
     workspace: it collects what the agent left there (a checkout's ``git diff``). What it returns becomes the
     episode's state (``episode.state``), whichever agent ran. An exception in it makes the episode an error."""
+    external_host: Callable[[Any], AgentHost | None] | None = None
+    """Where an external agent CLI runs, given the episode's environment state (made with
+    ``workspace_environment``): a place inside the task's own environment
+    (:class:`~pytest_jeval.sandbox.confined.AgentHost`: its file system and tools, the same containment as the
+    agents' own sandbox). None: external agents run in their own sandbox with the episode's workspace. A state
+    that cannot hold one (None) makes the episode an error with the reason."""
     workspace_environment: bool = False
     """True when ``environment`` prepares the episode's workspace itself (a repository checkout): an external
     agent CLI then gets the same environment in its workspace, and ``finish`` runs there after it ends.

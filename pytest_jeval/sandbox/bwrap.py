@@ -94,6 +94,10 @@ class Layout:
     chdir: str = "/"
     """The working directory inside."""
     hostname: str = "jeval-sandbox"
+    splice: bool = False
+    """With :attr:`root`: build ``/`` on an empty root from the entries of ``root`` (each bound read-only, links
+    made again), so a bind may lie anywhere (a folder on the way to one is made, holding that folder's entries),
+    then make ``/`` read-only; nothing is ever written into ``root``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,7 +194,23 @@ def command(bwrap: str, layout: Layout, argv: Sequence[str], *, uid: int = SANDB
         flag = "--bind" if writable else "--ro-bind"
         out.extend([flag + ("-try" if optional else ""), source, dest])
 
-    if layout.root is not None:
+    if layout.root is not None and layout.splice:
+        targets = [b.dest for b in layout.binds] + list(layout.files)
+
+        def splice(host: str, inside: str) -> None:
+            for name in sorted(os.listdir(host)):
+                source, dest = os.path.join(host, name), inside.rstrip("/") + "/" + name
+                if os.path.islink(source):
+                    out.extend(["--symlink", os.readlink(source), dest])
+                elif os.path.isdir(source) and any(_inside(t, dest) and t != dest for t in targets):
+                    mode = os.stat(source).st_mode & 0o7777 | 0o555  # the way to a bind: enterable by its user
+                    out.extend(["--perms", format(mode, "04o"), "--dir", dest])
+                    splice(source, dest)
+                else:
+                    bind(source, dest)
+
+        splice(layout.root, "/")
+    elif layout.root is not None:
         bind(layout.root, "/")
     else:
         bind("/usr", "/usr")
@@ -226,7 +246,7 @@ def command(bwrap: str, layout: Layout, argv: Sequence[str], *, uid: int = SANDB
         bind(made_file(text), dest)
     for cover in covers:
         out.extend(["--remount-ro", cover])
-    if layout.root is None:
+    if layout.root is None or layout.splice:
         out.extend(["--remount-ro", "/"])  # the tmpfs root itself: no new top-level folders
     out.extend(["--chdir", layout.chdir, "--", *argv])
     return BwrapCommand(out, staged)

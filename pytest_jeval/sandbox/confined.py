@@ -28,9 +28,9 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_jeval.sandbox import bwrap as bwrap_mod
 from pytest_jeval.sandbox.bwrap import Bind, Layout
@@ -39,7 +39,7 @@ from pytest_jeval.sandbox.quota import RunCgroup, run_cgroup
 from pytest_jeval.sandbox.uids import run_uid
 from pytest_jeval.sandbox.workdir import chown_tree, workspace_quota
 
-__all__ = ["AGENT_MEMORY_MB", "AGENT_PROCESSES", "PROXY_SOCKET", "RELAY_PORT", "Confinement", "confine",
+__all__ = ["AGENT_MEMORY_MB", "AGENT_PROCESSES", "PROXY_SOCKET", "RELAY_PORT", "AgentHost", "Confinement", "confine",
            "confinement_problem", "installation_of", "readable_paths"]
 
 RELAY_PORT = 8642
@@ -172,6 +172,27 @@ class Confinement:
     cgroup: RunCgroup | None
     tags: list[str]
     owner: tuple[int, int] | None
+    env: dict[str, str] | None = None
+    """The environment to start it with, when the place it runs changed the agent's (``PATH``); None: as given."""
+    cwd: str | None = None
+    """The launcher's working directory on the host; None: the agent's workspace."""
+
+
+class AgentHost(Protocol):
+    """A place other than its own sandbox where an external agent runs: a task's environment
+    (:mod:`pytest_jeval.sandbox.shell.agent_host`). A benchmark gives one per episode through
+    ``AgentSpec.external_host``; the agent then works on the task's files with the task's tools."""
+
+    home: str
+    """The agent's home as it sees it (the episode's home folder is bound there)."""
+    workdir: str
+    """The agent's working directory as it sees it (the task's)."""
+
+    def launch(self, argv: Sequence[str], *, home: str, socket_path: str, readable: Sequence[str],
+               env: Mapping[str, str]) -> contextlib.AbstractContextManager[Confinement]:
+        """The confined launch of ``argv`` there (the relay to ``socket_path`` first); ``home`` is the episode's
+        home folder on the host, ``readable`` the host paths its program needs, ``env`` its environment."""
+        ...
 
 
 def _relay_python(dropping: bool) -> str:

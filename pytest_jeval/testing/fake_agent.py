@@ -3,7 +3,8 @@
 ``python <this file> --prompt-file F [--mode MODE] [--stream]`` (run it as a script: an external agent's sandbox
 shows this one file, not the package)
 
-It reads the prompt from ``F``, offers one tool, ``calculator`` (arithmetic on numbers),
+It reads the prompt from ``F``, offers one tool, ``calculator`` (arithmetic on numbers; with ``--bash``
+also ``bash``: one ``bash -c`` command line in its working directory, as a terminal agent's shell),
 runs every call the model makes, sends the results back and loops until the model
 answers without tool calls; it prints that answer. ``--mode`` makes it misbehave:
 
@@ -51,6 +52,16 @@ CALCULATOR = {
     },
 }
 
+BASH = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run one command line with bash -c in the working directory; its exit status and output.",
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+    },
+}
+TOOLS: list[dict[str, Any]] = [CALCULATOR]
+
 _OPS: dict[type, Callable[..., Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Mod: operator.mod,
@@ -79,7 +90,7 @@ def calculate(expression: str) -> str:
 def _call(client: Any, model: str, messages: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
     """One model turn; the assistant message as a dict."""
     if not stream:
-        reply = client.chat.completions.create(model=model, messages=messages, tools=[CALCULATOR])
+        reply = client.chat.completions.create(model=model, messages=messages, tools=TOOLS)
         msg = reply.choices[0].message
         out: dict[str, Any] = {"role": "assistant", "content": msg.content}
         if msg.tool_calls:
@@ -89,7 +100,7 @@ def _call(client: Any, model: str, messages: list[dict[str, Any]], stream: bool)
         return out
     content: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
-    for chunk in client.chat.completions.create(model=model, messages=messages, tools=[CALCULATOR], stream=True,
+    for chunk in client.chat.completions.create(model=model, messages=messages, tools=TOOLS, stream=True,
                                                 stream_options={"include_usage": True}):
         if not chunk.choices:
             continue
@@ -129,12 +140,27 @@ def run_loop(prompt: str, *, stream: bool, max_steps: int, hang_after_first: boo
             fn = call["function"]
             try:
                 args = json.loads(fn["arguments"] or "{}")
-                result = (calculate(str(args.get("expression", ""))) if fn["name"] == "calculator"
-                          else f"Error: unknown tool {fn['name']!r}")
+                if fn["name"] == "calculator":
+                    result = calculate(str(args.get("expression", "")))
+                elif fn["name"] == "bash" and BASH in TOOLS:
+                    result = run_bash(str(args.get("command", "")))
+                else:
+                    result = f"Error: unknown tool {fn['name']!r}"
             except (ValueError, AttributeError) as exc:
                 result = f"Error: bad arguments ({exc})"
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
     return "gave up"
+
+
+def run_bash(command: str) -> str:
+    """``bash -c command`` in the working directory (the task's): its exit status and output."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"Error: {exc}"
+    return f"exit status: {done.returncode}\nstdout:\n{done.stdout[-8000:]}\nstderr:\n{done.stderr[-8000:]}"
 
 
 def start_daemon(marker: str) -> None:
@@ -200,7 +226,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--marker", default="fake-agent-marker")
     parser.add_argument("--needle-sha256", default="")
     parser.add_argument("--escape-to", default="")
+    parser.add_argument("--bash", action="store_true", help="offer a bash tool too (terminal tasks)")
     args = parser.parse_args(argv)
+    if args.bash:
+        TOOLS.append(BASH)
     prompt = Path(args.prompt_file).read_text(encoding="utf-8")
     mode = args.mode
     if mode == "exit1":

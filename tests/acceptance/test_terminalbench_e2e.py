@@ -309,13 +309,15 @@ def test_terminalbench_native_is_refused_where_no_container_engine_answers(pytes
     assert "Traceback" not in text
 
 
-@pytest.mark.parametrize("name", ["terminalbench-v2.1", "terminalbench", "terminal_lite"])
-def test_an_external_agent_is_refused_with_the_reason_before_any_request(pytester: pytest.Pytester,
-                                                                         name: str) -> None:
-    data = {"terminalbench-v2.1": f'data_dir = "{HARBOR}"\n', "terminalbench": f'data_dir = "{TB1}"\n'}.get(name, "")
-    (pytester.path / "suite.toml").write_text(f'[[models]]\nname = "m"\n{DEAD_MODEL}\n\n[[benchmarks]]\nname = "{name}"'
-                                              f'\nbackend = "command"\ncommand = ["true", "{{prompt_file}}"]\n{data}')
+def test_an_external_agent_on_terminalbench_native_is_refused_with_the_reason_before_any_request(
+        pytester: pytest.Pytester) -> None:
+    # terminalbench-v2.1, terminalbench and terminal_lite run external agents inside the task's environment
+    # (tests/acceptance/test_terminal_external_e2e.py); a container engine's container is not given them
+    (pytester.path / "suite.toml").write_text(f'[[models]]\nname = "m"\n{DEAD_MODEL}\n\n[[benchmarks]]\n'
+                                              'name = "terminalbench-native"\nbackend = "command"\n'
+                                              f'command = ["true", "{{prompt_file}}"]\ndata_dir = "{HARBOR}"\n')
     result = pytester.runpytest("--jeval-config", "suite.toml", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*benchmarks[[]0[]].backend: '{name}' cannot run with the command agent: an external "
-                                 "agent CLI runs on the host with its own tools*"])
+    result.stderr.fnmatch_lines(["*benchmarks[[]0[]].backend: 'terminalbench-native' cannot run with the command "
+                                 "agent: an external agent CLI runs inside the task's environment*image sandboxes "
+                                 "only*"])

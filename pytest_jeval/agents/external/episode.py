@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_jeval.agents.loop import Limits, cut_output
+from pytest_jeval.agents.tool import NotRunnable
 from pytest_jeval.core.chat import Messages, Reply
 from pytest_jeval.core.episode import Episode, ToolCallRecord
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from pytest_jeval.calls.scheduler import Scheduler
     from pytest_jeval.core.chat import ChatRequest, Endpoint
     from pytest_jeval.core.sample import Sample
+    from pytest_jeval.sandbox.confined import AgentHost
 
 MAX_CAPTURE = 1 << 20
 """Bytes of each of stdout and stderr kept while the agent runs (head and tail halves)."""
@@ -263,12 +265,22 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
                            max_tokens=setup.settings.max_tokens)
     workspace = await asyncio.to_thread(make_workspace, list(attachments))
     home = await asyncio.to_thread(make_workspace)
-    sockets = await asyncio.to_thread(_socket_dir) if contained() else None
+    sockets: str | None = None
     started = time.monotonic()
     state: Any = None
+    host: AgentHost | None = None
+    process: _Process | None = None
     try:
         if spec.workspace_environment and spec.environment is not None:  # the agent works in what it prepares
-            state = await asyncio.to_thread(spec.environment, sample, Path(workspace))
+            try:
+                state = await asyncio.to_thread(spec.environment, sample, Path(workspace))
+            except NotRunnable as exc:  # nothing to run on this machine: no model call
+                raise _NotRun(str(exc)) from None
+        if spec.external_host is not None:  # the agent runs inside the task's environment
+            host = spec.external_host(state)
+            if host is None:
+                raise ValueError("this task's environment cannot hold an external agent")
+        sockets = await asyncio.to_thread(_socket_dir) if contained() or host is not None else None
         if sockets is not None:
             from pytest_jeval.sandbox.confined import RELAY_PORT
 
@@ -276,10 +288,11 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
             base_url = f"http://127.0.0.1:{RELAY_PORT}/v1"
         else:
             base_url = await proxy.start()
-        prompt_file = Path(home) / "prompt.md"
-        prompt_file.write_text(prompt_text(messages), encoding="utf-8")
+        (Path(home) / "prompt.md").write_text(prompt_text(messages), encoding="utf-8")
         (Path(home) / "tmp").mkdir(mode=0o700, exist_ok=True)  # the agent's TMPDIR
-        invocation = agent.invocation(prompt_file=prompt_file, workspace=Path(workspace), home=Path(home),
+        seen_home = Path(host.home if host is not None else home)  # where the agent sees its home and workspace
+        seen_workspace = Path(host.workdir if host is not None else workspace)
+        invocation = agent.invocation(prompt_file=seen_home / "prompt.md", workspace=seen_workspace, home=seen_home,
                                       model=model_id, base_url=base_url, api_key=proxy.key)
         for rel, content in invocation.files.items():
             target = (Path(home) / rel).resolve()
@@ -287,12 +300,15 @@ async def run_external_episode(setup: EpisodeSetup, sample: Sample, scheduler: S
                 raise ValueError(f"the agent's file {rel!r} lies outside its home")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8")
-        env = agent_environment(home=Path(home), base_url=base_url, key=proxy.key, model=model_id,
+        env = agent_environment(home=seen_home, base_url=base_url, key=proxy.key, model=model_id,
                                 extra=invocation.env)
         socket_path = os.path.join(sockets, "proxy.sock") if sockets is not None else None
-        process = await _run(invocation, env, Path(workspace), limits, proxy.key, socket_path)
+        process = await _run(invocation, env, Path(workspace), limits, proxy.key, socket_path, host=host,
+                             host_home=str(home))
         if spec.workspace_environment and spec.finish is not None:
             state = await asyncio.to_thread(spec.finish, state, Path(workspace))
+    except _NotRun as exc:
+        proxy.stop_episode("not_run", str(exc))
     except (OSError, ValueError) as exc:
         proxy.stop_episode("error", f"the agent could not start: {type(exc).__name__}: {exc}")
         process = None
@@ -346,8 +362,13 @@ async def _reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]
     return reader, transport
 
 
+class _NotRun(Exception):
+    """The benchmark's environment said the sample cannot run here (``NotRunnable``)."""
+
+
 async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path, limits: Limits,
-               marker: str, socket_path: str | None = None) -> _Process:
+               marker: str, socket_path: str | None = None, *, host: AgentHost | None = None,
+               host_home: str | None = None) -> _Process:
     """Run the agent to its end or its time limit; kill whatever of it is left.
 
     With ``socket_path`` (the proxy's Unix socket) the agent runs in its sandbox
@@ -357,7 +378,16 @@ async def _run(invocation: AgentInvocation, env: dict[str, str], workspace: Path
     """
     home = env.get("HOME") or str(workspace)
     with contextlib.ExitStack() as stack:
-        if socket_path is not None:
+        if host is not None and socket_path is not None and host_home is not None:  # inside a task's environment
+            from pytest_jeval.sandbox.confined import readable_paths
+
+            readable = readable_paths(invocation.argv, search_path=env.get("PATH", ""), writable=[host_home],
+                                      extra=invocation.readable)
+            box = stack.enter_context(host.launch(list(invocation.argv), home=host_home, socket_path=socket_path,
+                                                  readable=readable, env=env))
+            argv, popen, cgroup, tags = box.argv, box.popen, box.cgroup, box.tags
+            env, workspace = box.env or env, Path(box.cwd or workspace)
+        elif socket_path is not None:
             from pytest_jeval.sandbox.confined import confine, readable_paths
 
             readable = readable_paths(invocation.argv, search_path=env.get("PATH", ""),

@@ -209,7 +209,7 @@ class RecordingProxy:
             return
         self.stopped = reason
         self.episode.stop_reason = reason
-        if reason == "error":
+        if reason in ("error", "not_run"):
             self.episode.error = detail
         else:
             self.episode.limit_detail = detail

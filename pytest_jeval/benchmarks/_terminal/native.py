@@ -66,7 +66,7 @@ def check_engine() -> None:
 
 def start_native(task: TaskSpec, options: TerminalBenchOptions) -> TaskEnv:
     """Build the task's image and start its container."""
-    from pytest_jeval.benchmarks._terminal.runner import TaskEnv, deviations
+    from pytest_jeval.benchmarks._terminal.runner import DISAGREEMENT, TaskEnv, deviations
 
     if task.dockerfile is None or task.context is None:
         raise NotRunnable("the task has no Dockerfile")
@@ -92,13 +92,14 @@ def start_native(task: TaskSpec, options: TerminalBenchOptions) -> TaskEnv:
                              check=False).stdout.strip()
     box.workdir = workdir or "/"
     facts = {"from": "docker", "image": tag, "agent_network": network,
-             "deviations": [d for d in deviations(task, None, None, network, options) if "tmux" in d or "network" in d]}
+             "deviations": [*(d for d in deviations(task, None, None, network, options)
+                              if "tmux" in d or "network" in d), NATIVE_VERIFIER, DISAGREEMENT]}
     return TaskEnv(task, box, None, None, options, facts)
 
 
 def verify_native(env: TaskEnv) -> VerifierOutcome:
     """Upstream's verification in the task's container: tests copied in, ``test.sh`` run, reward read."""
-    from pytest_jeval.benchmarks._terminal.verify import outcome_of, parse_pytest_summary, read_reward
+    from pytest_jeval.benchmarks._terminal.verify import disagreement, outcome_of, parse_pytest_summary, read_reward
 
     task, box = env.task, env.sandbox
     box.exec("rm -rf /tests && mkdir -p /tests /logs/verifier", timeout=60)
@@ -106,7 +107,7 @@ def verify_native(env: TaskEnv) -> VerifierOutcome:
         box.copy_in(child, f"/tests/{child.name}")
     for extra in task.extra_test_files:
         box.copy_in(extra, f"/tests/{extra.name}")
-    outcome = box.exec(f"TEST_DIR=/tests bash /tests/{task.test_script} > /logs/verifier/test-stdout.txt 2>&1",
+    outcome = box.exec(f"{_clean_env(task)} bash /tests/{task.test_script} > /logs/verifier/test-stdout.txt 2>&1",
                        timeout=task.verifier_timeout)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -128,4 +129,28 @@ def verify_native(env: TaskEnv) -> VerifierOutcome:
         reward, source, numbers, problem = read_reward(folder)
         if reward is None:
             reward, source = (1.0 if outcome.returncode == 0 else 0.0), "exit status"
+        elif problem is None and (problem := disagreement(reward, outcome.returncode, source)) is not None:
+            reward = 0.0
         return outcome_of(reward, source, base, rewards=numbers, problem=problem)
+
+
+NATIVE_VERIFIER = ("the verifier runs in the task's container as the agent left it (its HOME included) with "
+                   "PYTHONNOUSERSITE=1, git reading no global or system configuration (hooks, fsmonitor, pager, editor "
+                   "and gpg programs off) and no PYTHONPATH, PYTHONSTARTUP, BASH_ENV or LD_PRELOAD")
+"""What ``terminalbench-native``'s verifier is given (kept in every record)."""
+
+
+def _clean_env(task: TaskSpec) -> str:
+    """``env -u ... NAME=VALUE ...``: the verifier's command prefix in the container."""
+    import shlex
+
+    from pytest_jeval.benchmarks._terminal.verify import DROPPED
+    from pytest_jeval.sandbox.shell.providers import GIT_GUARDS
+
+    sets = {"TEST_DIR": "/tests", "PYTHONNOUSERSITE": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": str(len(GIT_GUARDS))}
+    for i, (key, value) in enumerate(GIT_GUARDS):
+        sets[f"GIT_CONFIG_KEY_{i}"], sets[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    sets.update(task.verifier_env)
+    unset = " ".join(f"-u {name}" for name in DROPPED if name not in dict(task.verifier_env))
+    return f"env {unset} " + " ".join(f"{k}={shlex.quote(v)}" for k, v in sets.items())

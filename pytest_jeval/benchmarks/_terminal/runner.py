@@ -32,7 +32,7 @@ from pytest_jeval.agents import Episode, HarnessError, NotRunnable, ToolContext,
 from pytest_jeval.agents.spec import OracleStep, SayStep, ToolStep
 from pytest_jeval.benchmarks._terminal.formats import Layout, TaskError, TaskSpec, find_tasks, load_task
 from pytest_jeval.benchmarks._terminal.kit import Kit, build_kit, requirements_of
-from pytest_jeval.benchmarks._terminal.verify import VerifierOutcome, verify
+from pytest_jeval.benchmarks._terminal.verify import VerifierOutcome, snapshot_home, verifier_environment, verify
 from pytest_jeval.sandbox.quota import cgroup_support
 from pytest_jeval.sandbox.shell.dockerfile import DockerfileError
 from pytest_jeval.sandbox.shell.environments import (
@@ -46,8 +46,20 @@ from pytest_jeval.sandbox.shell.images import BuildError
 from pytest_jeval.sandbox.shell.providers import ExecOutcome, ProviderUnavailable
 from pytest_jeval.suite.dataset import DatasetLoadError
 
-__all__ = ["NO_EXTERNAL", "SYSTEM_PROMPT", "TaskEnv", "TerminalBenchOptions", "bash", "environment", "oracle_steps",
-           "read_rows", "summarize", "test_task", "to_sample"]
+__all__ = [
+    "NO_EXTERNAL_NATIVE",
+    "SYSTEM_PROMPT",
+    "TaskEnv",
+    "TerminalBenchOptions",
+    "bash",
+    "environment",
+    "external_host",
+    "oracle_steps",
+    "read_rows",
+    "summarize",
+    "test_task",
+    "to_sample",
+]
 
 SYSTEM_PROMPT = (
     "You are an agent working in a Linux terminal (a Debian system; you are its user, usually root). Complete the "
@@ -56,9 +68,11 @@ SYSTEM_PROMPT = (
     "with the call that started them. There is no network unless the task says otherwise. When the task is done, "
     "reply with a short summary and no tool call."
 )
-NO_EXTERNAL = ("an external agent CLI runs on the host with its own tools, and the task's environment is a sandbox "
-               "it cannot reach; run the built-in loop (agent = \"orchestrator\") or a named agent")
-"""Why ``backend = "command"``/``"hermes"``/``"openclaw"`` is refused for the Terminal-Bench benchmarks."""
+NO_EXTERNAL_NATIVE = ("an external agent CLI runs inside the task's environment with its program and the recording "
+                      "proxy's socket bound in, which is done for the image sandboxes only; a container engine's "
+                      "container is not given them here. Run terminalbench-v2.1 (the same tasks without Docker), the "
+                      "built-in loop (agent = \"orchestrator\") or a named agent")
+"""Why ``backend = "command"``/``"hermes"``/``"openclaw"`` is refused for ``terminalbench-native``."""
 TASK_MEMORY_MB = int(os.environ.get("JEVAL_IMAGE_MEMORY_MB", "8192"))
 """Memory of a task sandbox's processes together when its ``task.toml`` names no ``memory_mb``
 (``JEVAL_IMAGE_MEMORY_MB``; where cgroups are usable)."""
@@ -195,6 +209,8 @@ class TaskEnv:
     """What the record keeps about the environment (build, start-up, network, limits, deviations)."""
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
     stopped: bool = False
+    pristine_home: Path | None = None
+    """The image's home as built, copied before the agent phase; bound over the agent's for the verifier."""
 
     def stop(self) -> None:
         """End the sandbox and delete its files."""
@@ -257,6 +273,10 @@ def environment() -> Callable[[Sample, Path], TaskEnv]:
             first = sandbox.exec("true", timeout=60)
             if first.returncode != 0:
                 raise HarnessError(f"the task's sandbox does not start: {first.stderr.strip()[-500:]}")
+            pristine = snapshot_home(sandbox, env["HOME"], built.workdir)
+        except RuntimeError as exc:
+            sandbox.stop()
+            raise HarnessError(str(exc)) from None
         except BaseException:
             sandbox.stop()
             raise
@@ -269,10 +289,23 @@ def environment() -> Callable[[Sample, Path], TaskEnv]:
             "kit_requirements": list(kit.requirements), "kit_python": kit.python,
             "kit_build_seconds": kit.build_seconds,
             "startup_seconds": round(time.monotonic() - start_at, 3), "agent_network": network,
-            "limits": _limits(task, cpus, sandbox), "deviations": deviations(task, built, kit, network, opts)}
-        return TaskEnv(task, sandbox, built, kit, opts, facts)
+            "limits": _limits(task, cpus, sandbox),
+            "deviations": deviations(task, built, kit, network, opts) + verifier_deviations(
+                env["HOME"], pristine is not None, verifier_environment(dict(built.env), {}, env["HOME"])[1])}
+        return TaskEnv(task, sandbox, built, kit, opts, facts, pristine_home=pristine)
 
     return start
+
+
+def external_host(state: Any) -> Any:
+    """Where an external agent CLI runs: inside the task's image sandbox
+    (:class:`~pytest_jeval.sandbox.shell.agent_host.ImageAgentHost`)."""
+    from pytest_jeval.sandbox.shell.agent_host import agent_host
+
+    host = agent_host(state.sandbox) if isinstance(state, TaskEnv) else None
+    if host is None:
+        raise ValueError(NO_EXTERNAL_NATIVE)
+    return host
 
 
 def _cpus(wanted: int | None) -> tuple[int, ...] | None:
@@ -329,6 +362,22 @@ def deviations(task: TaskSpec, built: BuiltEnvironment | None, kit: Kit | None, 
     if task.agent_timeout:
         out.append(f"the task's agent timeout ({task.agent_timeout:g} s) is recorded; [run] episode_timeout bounds "
                    "the episode")
+    return out
+
+
+DISAGREEMENT = ("a reward file saying 1 or more while the test script exited non-zero scores 0 (Harbor reads the "
+                "reward file alone)")
+
+
+def verifier_deviations(home: str, fresh_home: bool, dropped: Sequence[str]) -> list[str]:
+    """How the verifier's run differs from Harbor's (it verifies in the agent's container as it was left)."""
+    out = [("the verifier runs with a clean environment: PYTHONNOUSERSITE=1, git reading no global or system "
+            "configuration (hooks, fsmonitor, pager, editor and gpg programs off), " +
+            (f"HOME ({home}) a fresh copy of the image's home as built, not the agent's" if fresh_home else
+             f"HOME ({home}) kept as the agent left it (it is / or overlaps the working directory)")),
+           DISAGREEMENT]
+    if dropped:
+        out.append(f"the image's ENV {', '.join(dropped)} is not given to the verifier")
     return out
 
 
@@ -468,7 +517,8 @@ def _verify(env: TaskEnv) -> VerifierOutcome:
         from pytest_jeval.benchmarks._terminal.native import verify_native
 
         return verify_native(env)
-    return verify(env.sandbox, env.task, env.kit, image_env=dict(env.built.env), home=_home(env.built))
+    return verify(env.sandbox, env.task, env.kit, image_env=dict(env.built.env), home=env.sandbox.env["HOME"],
+                  pristine_home=env.pristine_home)
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -8,14 +8,21 @@ PID namespace ended with it):
    (:mod:`.kit`) is bound read-only at ``/jeval/kit`` and ``/jeval/runtime``. None of them
    existed during the agent phase, so the agent cannot have written them.
 2. ``bash /tests/test.sh`` (``run-tests.sh``) runs in the image's ``WORKDIR`` as its ``USER``,
-   with a clean environment: the image's ``ENV``, the task's ``[verifier] env``, ``TEST_DIR=/tests``,
-   and ``PATH`` = the kit's stand-ins first, then the image's. Its output goes to
-   ``/logs/verifier/test-stdout.txt`` (as Harbor's does).
+   with a clean environment (:func:`verifier_environment`): the image's ``ENV`` less the variables
+   that make a shell or an interpreter run code from elsewhere (:data:`DROPPED`), the task's
+   ``[verifier] env``, ``TEST_DIR=/tests``, ``PYTHONNOUSERSITE=1``, git reading no global or system
+   configuration and with hooks, fsmonitor, pager, editor and gpg programs forced off, and ``PATH`` =
+   the kit's stand-ins first, then the image's. ``HOME`` is a fresh copy of the image's home **as
+   built** (:func:`snapshot_home`, taken before the agent phase), bound over whatever the agent left
+   there: no ``.gitconfig``, ``.bashrc``, user site-packages or ``usercustomize.py`` of the agent's.
+   Its output goes to ``/logs/verifier/test-stdout.txt`` (as Harbor's does).
 3. The verdict is read by the harness from the host side:
 
    - Harbor: ``/logs/verifier/reward.json`` (an object of numbers; its ``reward``, or its only
      number) as Harbor reads it, else ``reward.txt`` (one number), else the test script's exit
-     status (0 is reward 1). A reward file that cannot be read is reward 0, with the reason.
+     status (0 is reward 1). A reward file that cannot be read is reward 0, with the reason. A
+     reward of 1 or more while the test script exited non-zero is reward 0, with the reason (the
+     two disagree; Harbor reads the reward file alone: a declared deviation).
    - Terminal-Bench 1: its pytest parser on the output: the lines after ``short test summary
      info``; PASSED, SKIPPED and XFAIL pass, anything else fails; resolved when every test
      listed passed (upstream's rule, an empty list included); no summary is unresolved.
@@ -39,13 +46,19 @@ from pytest_jeval.benchmarks._terminal.formats import TaskSpec
 from pytest_jeval.benchmarks._terminal.kit import Kit, kit_mounts, verifier_path
 from pytest_jeval.sandbox.shell.image_sandbox import ImageSandbox, Mount, copy_plain
 
-__all__ = ["VerifierOutcome", "outcome_of", "parse_pytest_summary", "read_reward", "verify"]
+__all__ = ["DROPPED", "VerifierOutcome", "disagreement", "outcome_of", "parse_pytest_summary", "read_reward",
+           "snapshot_home", "verifier_environment", "verify"]
 
 MAX_READ = 1 << 20
 STDOUT_FILE = "test-stdout.txt"
 _SUMMARY = re.compile(r"=+\s*short test summary info\s*=+", re.IGNORECASE)
 _PASSING = ("PASSED", "SKIPPED", "XFAIL")
 _STATUSES = ("PASSED", "FAILED", "SKIPPED", "XFAIL", "XPASS", "ERROR")
+DROPPED = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONINSPECT", "BASH_ENV", "ENV",
+           "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH",
+           "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS")
+"""Variables the verifier never gets from the image's ``ENV`` (only a task's ``[verifier] env`` may set them):
+each makes a shell, an interpreter or git run or load code from somewhere else."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,8 +184,53 @@ def parse_pytest_summary(output: str) -> dict[str, str] | None:
     return results
 
 
-def verify(sandbox: ImageSandbox, task: TaskSpec, kit: Kit, *, image_env: dict[str, str], home: str) -> VerifierOutcome:
-    """Run the task's verifier in ``sandbox`` after the agent phase (see the module docstring)."""
+def verifier_environment(image_env: dict[str, str], task_env: dict[str, str], home: str) -> tuple[dict[str, str],
+                                                                                                 list[str]]:
+    """The verifier's whole environment, and the names of :data:`DROPPED` the image's ``ENV`` set (left out)."""
+    from pytest_jeval.sandbox.shell.providers import GIT_GUARDS
+
+    dropped = sorted(k for k in image_env if k in DROPPED or k.startswith("GIT_CONFIG_"))
+    env = {k: v for k, v in image_env.items() if k not in dropped}
+    env.update(task_env)
+    env.update({"TEST_DIR": "/tests", "HOME": home, "PYTHONNOUSERSITE": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+                "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": str(len(GIT_GUARDS)),
+                "PATH": verifier_path(image_env.get("PATH", DEFAULT_PATH))})
+    for i, (key, value) in enumerate(GIT_GUARDS):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    return env, dropped
+
+
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+HOME_SNAPSHOT = "home-as-built"
+
+
+def snapshot_home(sandbox: ImageSandbox, home: str, workdir: str) -> Path | None:
+    """Copy the image's ``home`` as built (call it before the agent phase) to a host folder of the sandbox's;
+    None when the home cannot be swapped for the verifier (``/``, or it holds or lies in ``workdir``: the
+    agent's work would be hidden)."""
+    norm, work = os.path.normpath(home), os.path.normpath(workdir)
+    if norm == "/" or norm == work or work.startswith(norm.rstrip("/") + "/") or norm.startswith(work + "/"):
+        return None
+    out = sandbox.io_dir(HOME_SNAPSHOT)
+    done = sandbox.run(("/bin/sh", "-c", 'if [ -d "$1" ] && [ ! -L "$1" ]; then cp -a "$1"/. /jeval/home/; fi',
+                        "sh", norm), timeout=300, mounts=[Mount(out, "/jeval/home", writable=True)], uid=0)
+    if done.returncode != 0:
+        raise RuntimeError(f"the image's home {norm} could not be copied: {done.stderr.strip()[-500:]}")
+    return out
+
+
+def disagreement(reward: float, exit_status: int, source: str) -> str | None:
+    """Why a passing ``reward`` is not taken: the test script exited non-zero (None: they agree)."""
+    if reward >= 1.0 and exit_status != 0:
+        return (f"{source} says {reward:g} but the test script exited with status {exit_status}: a reward that "
+                "disagrees with the exit status is a failure")
+    return None
+
+
+def verify(sandbox: ImageSandbox, task: TaskSpec, kit: Kit, *, image_env: dict[str, str], home: str,
+           pristine_home: Path | None = None) -> VerifierOutcome:
+    """Run the task's verifier in ``sandbox`` after the agent phase (see the module docstring); ``pristine_home``
+    (from :func:`snapshot_home`) is bound at ``home``."""
     tests = sandbox.io_dir("tests")
     for child in sorted(task.tests_dir.iterdir()):
         copy_plain(child, tests / child.name)
@@ -181,10 +239,11 @@ def verify(sandbox: ImageSandbox, task: TaskSpec, kit: Kit, *, image_env: dict[s
             copy_plain(extra, tests / extra.name)
     logs = sandbox.io_dir("logs-verifier")
     notes = sandbox.io_dir("notes")
-    env = {**image_env, **dict(task.verifier_env), "TEST_DIR": "/tests", "HOME": home,
-           "PATH": verifier_path(image_env.get("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"))}
+    env, _ = verifier_environment(image_env, dict(task.verifier_env), home)
     command = f"bash /tests/{task.test_script} > /logs/verifier/{STDOUT_FILE} 2>&1"
-    mounts = [Mount(tests, "/tests", writable=True), Mount(logs, "/logs/verifier", writable=True),
+    # the home first: binds made after it lie on top, wherever a link the agent left there points
+    mounts = [*([Mount(pristine_home, home, writable=True)] if pristine_home is not None else []),
+              Mount(tests, "/tests", writable=True), Mount(logs, "/logs/verifier", writable=True),
               *kit_mounts(kit, notes)]
     outcome = sandbox.run(("/bin/bash", "-c", command), timeout=task.verifier_timeout, env=env, mounts=mounts)
     output = _tail(logs / STDOUT_FILE, 200_000)
@@ -207,6 +266,8 @@ def verify(sandbox: ImageSandbox, task: TaskSpec, kit: Kit, *, image_env: dict[s
         reward, source, numbers, problem = read_reward(logs)
         if reward is None:
             reward, source = (1.0 if outcome.returncode == 0 else 0.0), "exit status"
+        elif problem is None and (problem := disagreement(reward, outcome.returncode, source)) is not None:
+            reward = 0.0
         result = outcome_of(reward, source, base, rewards=numbers, problem=problem)
     if network and not result.passed:
         reason = f"the verifier needed the network, which it does not have here: {'; '.join(network)[:600]}"

@@ -10,7 +10,9 @@ Each episode starts a sandbox from the task's ``environment/`` (the cached Debia
 filesystem under bubblewrap, the files in ``/app``, no network), offers the model one tool,
 ``bash``, that runs in it, and afterwards copies ``tests/`` in and runs ``tests/test.sh``: the
 sample is correct when it passes. A missing bwrap or root filesystem is a usage error before
-any sample, naming ``make rootfs``. See docs/terminal.md.
+any sample, naming ``make rootfs``. External agent CLIs (``backend = "command"``, ``"hermes"``,
+``"openclaw"``) run inside the task's sandbox (:func:`external_host`), their shell on its ``/app``.
+See docs/terminal.md.
 """
 
 from __future__ import annotations
@@ -141,6 +143,18 @@ def environment(sample: Sample, workspace: Path) -> TerminalEnv:
     return TerminalEnv(task, sandbox)
 
 
+def external_host(state: Any) -> Any:
+    """Where an external agent CLI runs: inside the task's bubblewrap sandbox
+    (:class:`~pytest_jeval.sandbox.shell.agent_host.BubblewrapAgentHost`), as the ``bash`` tool's commands do."""
+    from pytest_jeval.sandbox.shell.agent_host import agent_host
+
+    host = agent_host(state.sandbox) if isinstance(state, TerminalEnv) else None
+    if host is None:
+        raise ValueError("an external agent runs inside the task's bubblewrap sandbox; this task's sandbox (docker) "
+                         "cannot hold it")
+    return host
+
+
 def format_outcome(outcome: ExecOutcome, timeout: float) -> str:
     """What the model sees of one command."""
     head = f"timed out after {timeout:g}s; the command and its processes were killed" if outcome.timed_out \
@@ -228,9 +242,8 @@ BENCHMARK = Benchmark(
     sample_count=14,
     backends=("agent",),
     sandboxes=tuple(SANDBOXES.names()),
-    agent=AgentSpec(tools=[bash], environment=environment, oracle=oracle_steps,
-                    no_external="an external agent CLI runs on the host with its own tools, and the task's sandbox is "
-                                "out of its reach; run the built-in loop (agent = \"orchestrator\") or a named agent"),
+    agent=AgentSpec(tools=[bash], environment=environment, oracle=oracle_steps, workspace_environment=True,
+                    external_host=external_host),
 )
 
 

@@ -34,7 +34,7 @@ BENCHMARK = Benchmark(
     data_source="data_dir:tb1-tasks",
     summarize_extra=runner.summarize,
     agent=AgentSpec(tools=[runner.bash], environment=runner.environment(), oracle=runner.oracle_steps,
-                    no_external=runner.NO_EXTERNAL),
+                    workspace_environment=True, external_host=runner.external_host),
 )
 
 

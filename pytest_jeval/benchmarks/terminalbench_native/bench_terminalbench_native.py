@@ -32,7 +32,7 @@ BENCHMARK = Benchmark(
     data_source="data_dir:harbor-tasks",
     summarize_extra=runner.summarize,
     agent=AgentSpec(tools=[runner.bash], environment=runner.environment(), oracle=runner.oracle_steps,
-                    no_external=runner.NO_EXTERNAL),
+                    no_external=runner.NO_EXTERNAL_NATIVE),
 )
 
 

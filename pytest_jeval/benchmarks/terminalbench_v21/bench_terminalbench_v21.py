@@ -7,7 +7,8 @@ filesystem standing in for its ``FROM``, its ``RUN`` steps under bubblewrap, cac
 the agent works in it with a ``bash`` tool, and the task's verifier runs afterwards with an
 offline, read-only stand-in for its uv/pytest bootstrap; the reward is read from
 ``/logs/verifier/reward.txt`` (or ``.json``) as Harbor reads it. ``sandbox = "docker"`` runs the
-task's own Dockerfile under a container engine instead (as ``terminalbench-native``). See
+task's own Dockerfile under a container engine instead (as ``terminalbench-native``). External agent
+CLIs (``backend = "command"``, ``"hermes"``, ``"openclaw"``) run inside the task's image sandbox. See
 docs/terminal.md.
 """
 
@@ -38,7 +39,7 @@ BENCHMARK = Benchmark(
     data_source="data_dir:harbor-tasks",
     summarize_extra=runner.summarize,
     agent=AgentSpec(tools=[runner.bash], environment=runner.environment(), oracle=runner.oracle_steps,
-                    no_external=runner.NO_EXTERNAL),
+                    workspace_environment=True, external_host=runner.external_host),
 )
 
 

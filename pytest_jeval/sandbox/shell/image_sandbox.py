@@ -81,6 +81,8 @@ class RunSpec:
     mounts: tuple[Mount, ...] = ()
     hostname: str = "jeval-task"
     cpus: tuple[int, ...] | None = None
+    covers: tuple[str, ...] = ()
+    """Paths inside covered by an empty read-only tmpfs after the binds (the harness's package in a bound folder)."""
 
 
 def _check_path(path: Path) -> str:
@@ -116,6 +118,8 @@ def bwrap_argv(spec: RunSpec, bwrap: str) -> list[str]:
             argv += ["--cap-add", cap]
     for mount in spec.mounts:
         argv += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
+    for cover in spec.covers:
+        argv += ["--perms", "0755", "--tmpfs", cover, "--remount-ro", cover]
     for key, value in spec.env.items():
         argv += ["--setenv", key, value]
     user = [f"/{SETPRIV}", f"--reuid={spec.uid}", f"--regid={spec.gid}", "--init-groups", "--"] if drop else []
@@ -211,8 +215,9 @@ def run_in_image(spec: RunSpec, *, timeout: float, stdin: str | None = None, std
 class _Keeper:
     """The kept namespaces of one sandbox (``nsrun.py keep``): the overlay is mounted once, for its whole life."""
 
-    def __init__(self, spec: RunSpec) -> None:
-        payload = {**_payload(spec), "argv": []}
+    def __init__(self, spec: RunSpec, stage: Sequence[tuple[str, str]] = ()) -> None:
+        self.stage = tuple(stage)
+        payload = {**_payload(spec), "argv": [], "stage": [list(pair) for pair in self.stage]}
         self._spec_file = _spec_file(payload)
         self._err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([sys.executable, "-I", "-S", str(NSRUN), "keep", self._spec_file], cwd="/",
@@ -334,6 +339,7 @@ class ImageSandbox(Sandbox):
         self.network, self.cpus = network, cpus
         self._lock = threading.Lock()
         self._keeper: _Keeper | None = None
+        self._stage: tuple[tuple[str, str], ...] = ()
         self._checks = 0
         base = _episode_base(parent)
         _remove_stale(base)
@@ -388,10 +394,10 @@ class ImageSandbox(Sandbox):
     def _enter(self, spec: RunSpec, *, timeout: float, stdin: str | None = None,
                stdout: IO[bytes] | None = None) -> ExecOutcome:
         """Run ``spec`` in the sandbox's kept namespaces (made now when there are none, or they died)."""
-        if self._keeper is None or not self._keeper.alive():
+        if self._keeper is None or not self._keeper.alive() or self._keeper.stage != self._stage:
             if self._keeper is not None:
                 self._keeper.close()
-            self._keeper = _Keeper(spec)
+            self._keeper = _Keeper(spec, self._stage)
         payload = {**_payload(spec), "pidfd": self._keeper.pidfd}
         fds = self.cgroup.attach_fds() if self.cgroup is not None else []
         try:

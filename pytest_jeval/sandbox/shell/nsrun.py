@@ -22,7 +22,9 @@ Run by the harness (as root) with nothing but the standard library, in one of th
 SPEC holds ``uid_base``, ``uid_count``; ``lower`` (top first), ``upper``, ``work``, ``merged`` (the
 overlay); ``argv``; ``uid``/``gid`` (non-zero: the launcher switches before exec and bwrap makes a
 user namespace of that one uid); ``mount_points`` (made when missing); ``cpus`` (the CPU affinity);
-``pidfd`` (``enter``). Mounts exist only inside these namespaces: they vanish with their last
+``pidfd`` (``enter``); ``stage`` (``keep``: ``[source, target]`` pairs bound read-only by host root in a
+mount namespace of the child's before it enters its user namespace, for sources below a folder only
+root may enter). Mounts exist only inside these namespaces: they vanish with their last
 process, however it ends, and nothing is ever mounted on the host. Every process dies with its
 parent (``PR_SET_PDEATHSIG``).
 """
@@ -40,6 +42,9 @@ from typing import Any
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWUSER = 0x10000000
+MS_RDONLY = 1
+MS_REMOUNT = 32
+MS_BIND = 4096
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
@@ -118,9 +123,23 @@ def _exec_command(spec: dict[str, Any]) -> None:
     os.execv(argv[0], argv)
 
 
+def _stage(pairs: list[list[str]]) -> None:
+    """Still host root, in a mount namespace of its own: bind each ``[source, target]`` read-only (a source the
+    namespace's uids cannot reach, below a folder only root may enter, becomes reachable at its public target)."""
+    if not pairs:
+        return
+    _check(_libc.unshare(CLONE_NEWNS), "unshare(mount) for staged binds")
+    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate / (staging)")
+    for source, target in pairs:
+        _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None), f"bind {source}")
+        _check(_libc.mount(b"none", target.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
+               f"remount {target} read-only")
+
+
 def _namespaced_child(spec: dict[str, Any], ready_w: int, go_r: int, parent: int, keep: bool) -> None:
     """The forked child: new user and mount namespaces, root there, the overlay mounted; then keep or exec."""
     _die_with_parent(parent)
+    _stage(spec.get("stage") or [])
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare(user, mount)")
     os.write(ready_w, b"u")
     os.close(ready_w)
