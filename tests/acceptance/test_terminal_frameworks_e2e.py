@@ -27,6 +27,8 @@ SOLVE = ("tail -n +2 sales.csv | awk -F, '{s[$2]+=$3} END {for (r in s) printf \
          "| sort > totals.txt; pwd")
 SHELL_TOOL = {"hermes": "terminal", "openclaw": "exec"}
 
+pytestmark = pytest.mark.slow  # two framework runs (tens of seconds); `make test-slow`
+
 
 def _frameworks() -> dict[str, str]:
     """The environment that names both frameworks (the user's own settings, else the repository's installs)."""
