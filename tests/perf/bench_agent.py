@@ -14,7 +14,7 @@ then against a zero-latency server for the harness CPU per turn. Printed per run
 
 * in-call time: the server's last completion minus its first request (its stats line);
 * the ideal: episodes x turns x latency / slots (every slot busy from first to last request),
-  and the ratio in-call / ideal (the goal is <= 1.25);
+  and the ratio in-call / ideal (the goal is <= 1.10: issue 34);
 * whole-process wall and CPU time, and CPU per model turn (pytest, the episode loop, the
   tools and the HTTP client together, from ``os.wait4``), at zero latency.
 """
@@ -51,7 +51,8 @@ def test_episodes(sample, episode, score):
 '''
 
 
-def write_project(work: Path, episodes: int, base_url: str, slots: int, turns: int) -> Path:
+def write_project(work: Path, episodes: int, base_url: str, slots: int, turns: int,
+                  in_flight: int | None = None) -> Path:
     """The benchmark module, its data and a suite in ``work``."""
     (work / "bench_episodes.py").write_text(BENCH)
     (work / "episodes.jsonl").write_text("".join(json.dumps({"q": f"task {i}: add things up"}) + "\n"
@@ -63,6 +64,7 @@ output_dir = "out"
 max_concurrency = {slots}
 cache = false
 max_turns = {turns + 1}
+{"" if in_flight is None else f"max_episodes_in_flight = {in_flight}"}
 
 [[models]]
 name = "test-model"
@@ -93,7 +95,7 @@ def one(args: argparse.Namespace, latency: float) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="jeval-bench-agent-") as tmp:
         work = Path(tmp)
         with Server(None, latency, args.slots, default="OK", extra=("--tool-turns", str(args.turns))) as server:
-            suite = write_project(work, args.episodes, server.url, args.slots, args.turns)
+            suite = write_project(work, args.episodes, server.url, args.slots, args.turns, args.episodes_in_flight)
             wall, cpu, code, output = run_pytest(suite, work)
             stats = server.stop()
         if code != 0:
@@ -112,20 +114,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--latency", type=float, default=0.2)
     p.add_argument("--slots", type=int, default=64)
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--episodes-in-flight", type=int, default=None,
+                   help="[run] max_episodes_in_flight (default: the suite's default, twice the concurrency)")
     args = p.parse_args(argv)
     ideal = args.episodes * args.turns * args.latency / args.slots
     print(f"{args.episodes} episodes x {args.turns} turns, latency {args.latency}s, {args.slots} slots; "
-          f"ideal in-call {ideal:.2f}s; {os.cpu_count()} cores")
+          f"ideal in-call {ideal:.2f}s; {os.cpu_count()} cores; load average before "
+          f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}", flush=True)
     runs = [one(args, args.latency) for _ in range(args.repeat)]
     for r in runs:
         print(f"  in-call {r['in_call']:.2f}s  ({r['in_call'] / ideal:.2f}x ideal)  wall {r['wall']:.2f}s  "
               f"cpu {r['cpu']:.2f}s  requests {r['requests']}  peak in flight {r['peak']}")
     ratio = statistics.median(r["in_call"] / ideal for r in runs)
-    print(f"median in-call / ideal: {ratio:.2f}x (goal <= 1.25x)")
+    print(f"ideal in-call {ideal:.2f}s, measured (median) {statistics.median(r['in_call'] for r in runs):.2f}s: "
+          f"{ratio:.2f}x (goal <= 1.10x)")
     fast = one(args, 0.0)
     print(f"zero latency: wall {fast['wall']:.2f}s, cpu {fast['cpu']:.2f}s, "
           f"harness cpu per turn {1000 * fast['cpu'] / fast['turns']:.2f} ms, "
           f"wall per turn {1000 * fast['wall'] / fast['turns']:.2f} ms")
+    print(f"load average after: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
     return 0
 
 

@@ -24,6 +24,12 @@ each in a fresh process:
       ``--demo-noconftest`` also (c') the same with ``--noconftest`` (pytest then skips the test
       suite's ``tests/conftest.py``, which it imports from the repository root by ``testpaths``).
 
+  (d) ``--pair``: two requests at once on two cores: two children of (a) at the same time, each with
+      one llama.cpp thread and every other body (llama-cpp-python's ``Llama`` decodes one sequence per
+      context; llama.cpp's multi-sequence batching is not exposed by its chat API, so two contexts,
+      one per process, is how two requests run at once). Compared with (a): its calls' span (first
+      call's start to last call's end, over both children) and its whole wall time (both processes).
+
 Printed: completion tokens per second over the calls' wall time for (a) and (b) and their ratio
 (goal: (b)/(a) >= 0.90), llama.cpp's own generation and prompt-evaluation rates (its perf counters,
 in (a)), and (c)'s wall time against the serial process of (a) (Python start, import, model load and
@@ -33,6 +39,7 @@ the 36 calls) and against the 36 calls alone (goal: the demo not slower). Median
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -83,22 +90,28 @@ def record_bodies(directory: Path) -> list[dict[str, Any]]:
 
 # --------------------------------------------------------------------------- (a) Llama directly, in a child
 
-def child_direct(bodies_file: Path, reset: bool) -> dict[str, Any]:
-    """Serial ``create_chat_completion`` calls on a plain ``llama_cpp.Llama``; timings as JSON."""
+def child_direct(bodies_file: Path, reset: bool, part: int | None = None) -> dict[str, Any]:
+    """Serial ``create_chat_completion`` calls on a plain ``llama_cpp.Llama``; timings as JSON.
+
+    ``part`` (0 or 1): every other body from that one, on one llama.cpp thread (one of (d)'s pair).
+    """
     import llama_cpp
 
     from pytest_jeval.calls.engines.local import find_bundled_gguf
     from pytest_jeval.calls.engines.local_server import LocalModel
 
     bodies = json.loads(bodies_file.read_text(encoding="utf-8"))
+    if part is not None:
+        bodies = bodies[part::2]
     started = time.perf_counter()
-    n = threads()
+    n = threads() if part is None else 1
     llm: Any = llama_cpp.Llama(model_path=str(find_bundled_gguf()), n_ctx=2048, n_threads=n, n_threads_batch=n,
                           logits_all=False, verbose=False, seed=0)
     load_s = time.perf_counter() - started
     calls_s = gen_ms = prompt_ms = 0.0
     completion = prompt = evaluated = generated = 0
     answers = []
+    first_call = time.time()
     for body in bodies:
         if reset:
             llm.reset()
@@ -115,6 +128,7 @@ def child_direct(bodies_file: Path, reset: bool) -> dict[str, Any]:
         prompt += result["usage"]["prompt_tokens"]
         answers.append(result["choices"][0]["message"]["content"])
     return {"load_s": load_s, "calls_s": calls_s, "completion_tokens": completion, "prompt_tokens": prompt,
+            "calls_from": first_call, "calls_to": time.time(),
             "gen_tok_s": generated / gen_ms * 1000 if gen_ms else 0.0,
             "prompt_tok_s": evaluated / prompt_ms * 1000 if prompt_ms else 0.0,
             "prompt_evaluated": evaluated, "answers": answers}
@@ -131,6 +145,23 @@ def run_direct(bodies_file: Path, reset: bool) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     result["process_s"] = wall
     return result
+
+
+def run_pair(bodies_file: Path) -> dict[str, Any]:
+    """(d) two children of (a) at once, one llama.cpp thread each, every other body each."""
+    cmds = [[PY, __file__, "--child", "direct", "--part", str(k), "--bodies", str(bodies_file)] for k in (0, 1)]
+    started = time.perf_counter()
+    procs = [subprocess.Popen(c, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
+    outs = [p.communicate(timeout=1800) for p in procs]
+    wall = time.perf_counter() - started
+    if any(p.returncode for p in procs):
+        raise SystemExit(f"pair run failed:\n{outs[0][1][-1500:]}\n{outs[1][1][-1500:]}")
+    halves = [json.loads(out.strip().splitlines()[-1]) for out, _err in outs]
+    answers = [a for pair in itertools.zip_longest(halves[0]["answers"], halves[1]["answers"]) for a in pair
+               if a is not None]
+    return {"process_s": wall, "calls_s": max(h["calls_to"] for h in halves) - min(h["calls_from"] for h in halves),
+            "completion_tokens": sum(h["completion_tokens"] for h in halves), "answers": answers,
+            "gen_tok_s": statistics.median(h["gen_tok_s"] for h in halves)}
 
 
 # --------------------------------------------------------------------------- (b) the bundled server over HTTP
@@ -211,11 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet-demo", action="store_true", help="run the demo without -v")
     parser.add_argument("--demo-noconftest", action="store_true",
                         help="also run the demo with --noconftest (without the test suite's tests/conftest.py)")
+    parser.add_argument("--pair", action="store_true",
+                        help="also (d): two requests at once, two processes of one llama.cpp thread each")
     parser.add_argument("--child", choices=("direct", "direct-noreset"), help=argparse.SUPPRESS)
+    parser.add_argument("--part", type=int, choices=(0, 1), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--bodies", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child_direct(args.bodies, reset=args.child == "direct")))
+        print(json.dumps(child_direct(args.bodies, reset=args.child == "direct", part=args.part)))
         return 0
     if args.repeat < 1:
         parser.error("--repeat must be >= 1")
@@ -231,14 +265,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(bodies)} request bodies recorded from {QUICKSTART.relative_to(REPO)}"
               f" (e.g. {json.dumps(bodies[0])[:160]})")
         rows: dict[str, list[dict[str, Any]]] = {"direct": [], "direct-noreset": [], "server": [], "demo": [],
-                                                 "demo-noconftest": []}
+                                                 "demo-noconftest": [], "pair": []}
         for i in range(args.repeat):
             steps = ["direct", "server", "direct-noreset"] + ([] if args.no_demo else ["demo"])
             steps += ["demo-noconftest"] if args.demo_noconftest and not args.no_demo else []
+            steps += ["pair"] if args.pair else []
             steps = steps[i % len(steps):] + steps[: i % len(steps)]  # rotate the order between rounds
             for step in steps:
                 if step == "server":
                     rows[step].append(run_server(bodies))
+                elif step == "pair":
+                    rows[step].append(run_pair(bodies_file))
                 elif step.startswith("demo"):
                     rows[step].append(run_demo(directory / f"round{i}", verbose=not args.quiet_demo,
                                                noconftest=step == "demo-noconftest"))
@@ -287,6 +324,16 @@ def report(rows: dict[str, list[dict[str, Any]]], n: int) -> None:
         print(f"    demo / serial Llama calls only (no load): {spread(to_calls_only)}")
         print(f"    demo / serial Llama process without reset: "
               f"{spread([d['process_s'] / a['process_s'] for d, a in zip(demo, noreset)])}")
+    pair = rows["pair"]
+    if pair:
+        print(f"(d) two at once (two processes, one llama.cpp thread each): {spread([rate(r) for r in pair], '{:.1f}')}"
+              f" completion tok/s over the calls' span; calls {spread([r['calls_s'] for r in pair])} s,"
+              f" whole {spread([r['process_s'] for r in pair])} s; each one's generation"
+              f" {spread([r['gen_tok_s'] for r in pair], '{:.1f}')} tok/s")
+        print(f"    (d)/(a) tokens/s: {spread([rate(p) / rate(d) for p, d in zip(pair, direct)])};"
+              f" (d)/(a) whole process: {spread([p['process_s'] / d['process_s'] for p, d in zip(pair, direct)])}")
+        same = sum(a == b for a, b in zip(pair[0]["answers"], direct[0]["answers"]))
+        print(f"    answers: two at once = direct (reset) on {same}/{n} prompts")
     nc = rows["demo-noconftest"]
     if nc:
         print(f"(c') the demo with --noconftest: {spread([r['process_s'] for r in nc])} s;"
