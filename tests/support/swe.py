@@ -114,7 +114,13 @@ def summary(pytester: pytest.Pytester, key: str, model: str = "m") -> dict[str, 
 
 
 def processes_mentioning(text: str) -> list[tuple[int, str]]:
-    """Live processes (not zombies) whose command line contains ``text``: what a run must not leave behind."""
+    """Live processes (not zombies) whose command line contains ``text``: what a run must not leave behind.
+
+    The environment cache is shared between tests, so a test running at the same time on another xdist
+    worker has processes that mention it too: a process with another live pytest process among its
+    ancestors belongs to that run and is left out. A process this run left behind has none (its parent
+    run is over, so it was handed to init), or this process itself (an in-process run).
+    """
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -124,6 +130,26 @@ def processes_mentioning(text: str) -> list[tuple[int, str]]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
         except (OSError, IndexError):
             continue
-        if state not in ("Z", "X") and text in cmdline:
+        if state not in ("Z", "X") and text in cmdline and not _under_another_pytest(int(entry.name)):
             found.append((int(entry.name), cmdline[:300]))
     return found
+
+
+def _under_another_pytest(pid: int) -> bool:
+    """Whether a live pytest process other than this one is among ``pid``'s ancestors."""
+    seen = 0
+    while pid > 1 and seen < 64:
+        seen += 1
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            pid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+            if pid <= 1:
+                return False
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except (OSError, StopIteration, ValueError):
+            return False
+        if pid == os.getpid():
+            return False
+        if "pytest" in cmdline:
+            return True
+    return False
