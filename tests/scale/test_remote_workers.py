@@ -70,7 +70,9 @@ def project(pytester: pytest.Pytester, test_data: Path, monkeypatch: pytest.Monk
             namespaces: None) -> Iterator[tuple[Path, FakeOpenAIServer, list[dict[str, Any]]]]:
     """A GSM8K suite whose key lives only in the controller's environment, and its endpoint."""
     rows = gsm_rows(test_data, ROWS)
-    (pytester.path / "gsm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # a nested column: a small JSONL of flat rows is read with json, this one through datasets' cache
+    (pytester.path / "gsm.jsonl").write_text("".join(json.dumps({**r, "meta": {"n": i}}) + "\n"
+                                                     for i, r in enumerate(rows)))
     monkeypatch.setenv("JEVAL_TEST_KEY", SECRET)
     with FakeOpenAIServer(GsmScript(rows), api_key=SECRET, latency=0.25) as server:
         (pytester.path / "suite.toml").write_text(f"""
