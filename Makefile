@@ -166,7 +166,7 @@ TEST_DEPS := $(VENV)/.installed-dev chromium bubblewrap poppler rootfs taubench 
 # SIGKILL and resume, two workers against one, the frameworks' smoke runs, the quotas).
 # `make test-all` runs both; `.ci/run` runs both and tests/scale (`make test-scale`).
 test: $(TEST_DEPS) lint docs
-	@echo "make test: lint and docs done; the tests not marked slow (about 4 minutes on two idle cores; make test-slow runs the rest)"
+	@echo "make test: lint and docs done; the tests not marked slow (2.5 minutes on two idle cores, 4 with a CPU hog on each: docs/development.md; make test-slow runs the rest)"
 	$(PY) -m pytest -n 2 --ignore=tests/scale -m "not slow"
 
 test-slow: $(TEST_DEPS)
