@@ -258,31 +258,14 @@ def _samples(work: Path) -> int:
 def bare_main(url: str, prompts: Path, concurrency: int) -> int:
     import asyncio
 
-    async def run() -> dict[str, int]:
-        from openai import AsyncOpenAI
+    from bench_throughput import bare_loop  # tests/perf, the directory of this script
 
-        rows = [json.loads(line) for line in prompts.read_text(encoding="utf-8").splitlines()]
-        client = AsyncOpenAI(base_url=url, api_key="bench", max_retries=2, timeout=60)
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        for row in rows:
-            queue.put_nowait(row)
-        correct = 0
+    def correct_of(text: str, row: dict[str, Any]) -> bool:
+        found = re.findall(r"Answer:\s*([A-D])", text)
+        return bool(found) and found[-1] == row["answer"]
 
-        async def worker() -> None:
-            nonlocal correct
-            while not queue.empty():
-                row = queue.get_nowait()
-                reply = await client.chat.completions.create(
-                    model="test-model", messages=[{"role": "user", "content": row["prompt"]}],
-                    temperature=0.0, max_tokens=2048)
-                found = re.findall(r"Answer:\s*([A-D])", reply.choices[0].message.content or "")
-                correct += bool(found) and found[-1] == row["answer"]
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        await client.close()
-        return {"samples": len(rows), "correct": correct}
-
-    print(json.dumps(asyncio.run(run())))
+    rows = [json.loads(line) for line in prompts.read_text(encoding="utf-8").splitlines()]
+    print(json.dumps(asyncio.run(bare_loop(url, rows, lambda row: row["prompt"], correct_of, concurrency))))
     return 0
 
 

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,16 +185,20 @@ class Server:
 
 # --------------------------------------------------------------------------- the bare loop
 
-async def _bare_loop(url: str, data: Path, concurrency: int, max_retries: int, timeout: float) -> dict[str, Any]:
+async def bare_loop(url: str, rows: list[dict[str, Any]], prompt_of: Callable[[dict[str, Any]], str],
+                    correct_of: Callable[[str, dict[str, Any]], bool], concurrency: int, max_retries: int = 2,
+                    timeout: float = 60) -> dict[str, Any]:
+    """The bare ``AsyncOpenAI`` loop: ``concurrency`` workers take the rows from one queue, one chat call each
+    (``prompt_of(row)`` as the user message); ``correct_of(reply text, row)`` counts the right answers.
+    Also the bare loop of ``bench_peers.py``."""
     import asyncio
 
     from openai import AsyncOpenAI
 
-    questions = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
     client = AsyncOpenAI(base_url=url, api_key="bench", max_retries=max_retries, timeout=timeout)
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    for q in questions:
-        queue.put_nowait(q)
+    for row in rows:
+        queue.put_nowait(row)
     correct = 0
 
     async def worker() -> None:
@@ -202,23 +207,31 @@ async def _bare_loop(url: str, data: Path, concurrency: int, max_retries: int, t
             row = queue.get_nowait()
             reply = await client.chat.completions.create(
                 model="test-model",
-                messages=[{"role": "user", "content": GSM8K_PROMPT.format(question=row["question"])}],
+                messages=[{"role": "user", "content": prompt_of(row)}],
                 temperature=0.0,
                 max_tokens=2048,
             )
-            text = reply.choices[0].message.content or ""
-            found = re.findall(r"Answer:\s*(-?\d+)", text)
-            correct += bool(found) and found[-1] == row["answer"].rsplit("####", 1)[1].strip()
+            correct += correct_of(reply.choices[0].message.content or "", row)
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     await client.close()
-    return {"samples": len(questions), "correct": correct}
+    return {"samples": len(rows), "correct": correct}
+
+
+def _gsm_prompt(row: dict[str, Any]) -> str:
+    return GSM8K_PROMPT.format(question=row["question"])
+
+
+def _gsm_correct(text: str, row: dict[str, Any]) -> bool:
+    found = re.findall(r"Answer:\s*(-?\d+)", text)
+    return bool(found) and found[-1] == row["answer"].rsplit("####", 1)[1].strip()
 
 
 def bare_main(url: str, data: Path, concurrency: int) -> int:
     import asyncio
 
-    print(json.dumps(asyncio.run(_bare_loop(url, data, concurrency, max_retries=2, timeout=60))))
+    questions = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    print(json.dumps(asyncio.run(bare_loop(url, questions, _gsm_prompt, _gsm_correct, concurrency))))
     return 0
 
 
