@@ -191,9 +191,8 @@ def load_samples(
     if rows is None:
         rows = load_rows(benchmark, files, split, subset)
     id_column = benchmark.dataset.id_column if benchmark.dataset else None
-    if isinstance(rows, list) and not benchmark.read_rows and max_samples is not None and max_samples < len(rows):
-        return _walk_subset(benchmark, rows, ctx, id_column, max_samples, seed)
-    if _is_dataset(rows) and record_ids is None and max_samples is not None and max_samples < rows.num_rows:
+    walkable = _is_dataset(rows) or (isinstance(rows, list) and not benchmark.read_rows)  # the plain JSONL rows
+    if walkable and record_ids is None and max_samples is not None and max_samples < len(rows):
         return _walk_subset(benchmark, rows, ctx, id_column, max_samples, seed)
     if _is_dataset(rows) and record_ids is not None:
         return _load_subset(benchmark, rows, ctx, id_column, record_ids, max_samples, seed)
