@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pytest_jeval.benchmarks._terminal.kit import KIT_MOUNT
-from pytest_jeval.benchmarks._terminal.verify import disagreement, snapshot_home, verifier_environment
+from pytest_jeval.benchmarks._terminal.verify import disagreement, reward_outcome, snapshot_home, verifier_environment
+
+BASE = {"exit_status": 0, "timed_out": False, "seconds": 0.1, "output": ""}
 
 
 def test_a_passing_reward_with_a_failing_exit_status_is_a_failure_with_the_reason() -> None:
@@ -13,6 +16,17 @@ def test_a_passing_reward_with_a_failing_exit_status_is_a_failure_with_the_reaso
     assert reason is not None and "reward.txt says 1" in reason and "status 3" in reason
     assert disagreement(1.0, 0, "reward.txt") is None
     assert disagreement(0.0, 1, "reward.json") is None  # Terminal-Bench 2's test.sh: reward 0, any exit status
+
+
+def test_the_verdict_reads_the_reward_file_and_a_contradicting_exit_status_fails_it(tmp_path: Path) -> None:
+    """What both verifiers (the image sandbox's and ``terminalbench-native``'s) take as the verdict."""
+    assert reward_outcome(tmp_path, 0, {**BASE}).reward == 1.0  # no reward file: the exit status
+    assert reward_outcome(tmp_path, 2, {**BASE, "exit_status": 2}).reward == 0.0
+    (tmp_path / "reward.txt").write_text("1\n")
+    agreed = reward_outcome(tmp_path, 0, {**BASE})
+    assert (agreed.reward, agreed.source) == (1.0, "reward.txt")
+    forged = reward_outcome(tmp_path, 1, {**BASE, "exit_status": 1})
+    assert forged.reward == 0.0 and forged.problem is not None and "status 1" in forged.problem
 
 
 def test_the_verifier_environment_is_clean() -> None:

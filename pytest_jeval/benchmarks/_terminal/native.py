@@ -99,7 +99,7 @@ def start_native(task: TaskSpec, options: TerminalBenchOptions) -> TaskEnv:
 
 def verify_native(env: TaskEnv) -> VerifierOutcome:
     """Upstream's verification in the task's container: tests copied in, ``test.sh`` run, reward read."""
-    from pytest_jeval.benchmarks._terminal.verify import disagreement, outcome_of, parse_pytest_summary, read_reward
+    from pytest_jeval.benchmarks._terminal.verify import outcome_of, parse_pytest_summary, reward_outcome
 
     task, box = env.task, env.sandbox
     box.exec("rm -rf /tests && mkdir -p /tests /logs/verifier", timeout=60)
@@ -126,12 +126,7 @@ def verify_native(env: TaskEnv) -> VerifierOutcome:
             statuses = parse_pytest_summary(output)
             ok = statuses is not None and all(s in ("PASSED", "SKIPPED", "XFAIL") for s in statuses.values())
             return outcome_of(1.0 if ok else 0.0, "pytest summary", base, tests=statuses or {})
-        reward, source, numbers, problem = read_reward(folder)
-        if reward is None:
-            reward, source = (1.0 if outcome.returncode == 0 else 0.0), "exit status"
-        elif problem is None and (problem := disagreement(reward, outcome.returncode, source)) is not None:
-            reward = 0.0
-        return outcome_of(reward, source, base, rewards=numbers, problem=problem)
+        return reward_outcome(folder, outcome.returncode, base)
 
 
 NATIVE_VERIFIER = ("the verifier runs in the task's container as the agent left it (its HOME included) with "
@@ -145,12 +140,9 @@ def _clean_env(task: TaskSpec) -> str:
     import shlex
 
     from pytest_jeval.benchmarks._terminal.verify import DROPPED
-    from pytest_jeval.sandbox.shell.providers import GIT_GUARDS
+    from pytest_jeval.sandbox.shell.providers import git_guard_env
 
-    sets = {"TEST_DIR": "/tests", "PYTHONNOUSERSITE": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-            "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": str(len(GIT_GUARDS))}
-    for i, (key, value) in enumerate(GIT_GUARDS):
-        sets[f"GIT_CONFIG_KEY_{i}"], sets[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    sets = {"TEST_DIR": "/tests", "PYTHONNOUSERSITE": "1", "GIT_CONFIG_NOSYSTEM": "1", **git_guard_env()}
     sets.update(task.verifier_env)
     unset = " ".join(f"-u {name}" for name in DROPPED if name not in dict(task.verifier_env))
     return f"env {unset} " + " ".join(f"{k}={shlex.quote(v)}" for k, v in sets.items())

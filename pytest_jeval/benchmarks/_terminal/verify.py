@@ -47,7 +47,7 @@ from pytest_jeval.benchmarks._terminal.kit import Kit, kit_mounts, verifier_path
 from pytest_jeval.sandbox.shell.image_sandbox import ImageSandbox, Mount, copy_plain
 
 __all__ = ["DROPPED", "VerifierOutcome", "disagreement", "outcome_of", "parse_pytest_summary", "read_reward",
-           "snapshot_home", "verifier_environment", "verify"]
+           "reward_outcome", "snapshot_home", "verifier_environment", "verify"]
 
 MAX_READ = 1 << 20
 STDOUT_FILE = "test-stdout.txt"
@@ -187,16 +187,13 @@ def parse_pytest_summary(output: str) -> dict[str, str] | None:
 def verifier_environment(image_env: dict[str, str], task_env: dict[str, str], home: str) -> tuple[dict[str, str],
                                                                                                  list[str]]:
     """The verifier's whole environment, and the names of :data:`DROPPED` the image's ``ENV`` set (left out)."""
-    from pytest_jeval.sandbox.shell.providers import GIT_GUARDS
+    from pytest_jeval.sandbox.shell.providers import git_guard_env
 
     dropped = sorted(k for k in image_env if k in DROPPED or k.startswith("GIT_CONFIG_"))
     env = {k: v for k, v in image_env.items() if k not in dropped}
     env.update(task_env)
-    env.update({"TEST_DIR": "/tests", "HOME": home, "PYTHONNOUSERSITE": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-                "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": str(len(GIT_GUARDS)),
-                "PATH": verifier_path(image_env.get("PATH", DEFAULT_PATH))})
-    for i, (key, value) in enumerate(GIT_GUARDS):
-        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    env.update({"TEST_DIR": "/tests", "HOME": home, "PYTHONNOUSERSITE": "1", "GIT_CONFIG_NOSYSTEM": "1",
+                **git_guard_env(), "PATH": verifier_path(image_env.get("PATH", DEFAULT_PATH))})
     return env, dropped
 
 
@@ -225,6 +222,17 @@ def disagreement(reward: float, exit_status: int, source: str) -> str | None:
         return (f"{source} says {reward:g} but the test script exited with status {exit_status}: a reward that "
                 "disagrees with the exit status is a failure")
     return None
+
+
+def reward_outcome(folder: Path, exit_status: int, base: dict[str, Any]) -> VerifierOutcome:
+    """A Harbor verdict: the reward files in ``folder`` (:func:`read_reward`), else the test script's
+    ``exit_status``; a passing reward that the exit status contradicts is 0, with the reason (:func:`disagreement`)."""
+    reward, source, numbers, problem = read_reward(folder)
+    if reward is None:
+        reward, source = (1.0 if exit_status == 0 else 0.0), "exit status"
+    elif problem is None and (problem := disagreement(reward, exit_status, source)) is not None:
+        reward = 0.0
+    return outcome_of(reward, source, base, rewards=numbers, problem=problem)
 
 
 def verify(sandbox: ImageSandbox, task: TaskSpec, kit: Kit, *, image_env: dict[str, str], home: str,
@@ -263,12 +271,7 @@ def verify(sandbox: ImageSandbox, task: TaskSpec, kit: Kit, *, image_env: dict[s
             ok = all(s in _PASSING for s in statuses.values())
             result = outcome_of(1.0 if ok else 0.0, "pytest summary", base, tests=statuses)
     else:
-        reward, source, numbers, problem = read_reward(logs)
-        if reward is None:
-            reward, source = (1.0 if outcome.returncode == 0 else 0.0), "exit status"
-        elif problem is None and (problem := disagreement(reward, outcome.returncode, source)) is not None:
-            reward = 0.0
-        result = outcome_of(reward, source, base, rewards=numbers, problem=problem)
+        result = reward_outcome(logs, outcome.returncode, base)
     if network and not result.passed:
         reason = f"the verifier needed the network, which it does not have here: {'; '.join(network)[:600]}"
         return dataclasses.replace(result, reward=None, unscored_reason=reason)

@@ -175,14 +175,19 @@ a repository the agent set up cannot make the checker's ``git`` run a program of
 fsmonitor, pager, editor, ssh, askpass, credential helper, gpg verification)."""
 
 
-def checker_environment() -> dict[str, str]:
-    """The whole environment of a checker run: nothing of the agent's (see :meth:`Sandbox.exec`)."""
-    env = {"PATH": SANDBOX_PATH, "HOME": CHECKER_HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "TERM": "dumb",
-           "USER": "root", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0",
-           "GIT_CONFIG_COUNT": str(len(GIT_GUARDS))}
+def git_guard_env() -> dict[str, str]:
+    """The variables that keep a checker's or verifier's ``git`` off every global configuration and impose
+    :data:`GIT_GUARDS` (``GIT_CONFIG_COUNT`` and its key/value pairs)."""
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": str(len(GIT_GUARDS))}
     for i, (key, value) in enumerate(GIT_GUARDS):
         env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
     return env
+
+
+def checker_environment() -> dict[str, str]:
+    """The whole environment of a checker run: nothing of the agent's (see :meth:`Sandbox.exec`)."""
+    return {"PATH": SANDBOX_PATH, "HOME": CHECKER_HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "TERM": "dumb",
+            "USER": "root", **git_guard_env()}
 
 
 class BubblewrapSandbox(Sandbox):
