@@ -1,45 +1,48 @@
 """JSON from untrusted senders (a model's tool arguments, an agent's request body): bounded nesting.
 
-``json.loads`` of text nested 100,000 deep raises ``RecursionError``, which is not a
-``ValueError``: code that catches the parser's errors lets it escape (a harness error, a 500).
+``json.loads`` of text nested 100,000 deep recurses until it raises ``RecursionError``, which is
+not a ``ValueError``: code that catches the parser's errors lets it escape (a harness error, a
+500). Worse, while the parser sits at the recursion limit, any finalizer the garbage collector
+runs (a socket's, a generator's) has no frames left and fails as an "unraisable" exception.
 Text nested less deep than that still makes every later walk of the value recursive
-(``json.dumps`` when the record is written, schema validation). :func:`loads` turns both into
-a ``ValueError`` saying how deep is too deep.
+(``json.dumps`` when the record is written, schema validation).
+
+:func:`loads` therefore measures the nesting *before* parsing, without recursion, and refuses
+text deeper than :data:`MAX_DEPTH` with a ``ValueError`` saying how deep is too deep; the parser
+only ever sees text it can walk in a few frames.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from itertools import accumulate
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "loads", "too_deep"]
+__all__ = ["MAX_DEPTH", "deepest", "loads"]
 
 MAX_DEPTH = 100
 """Deepest nesting of arrays and objects accepted (a chat body or a tool's arguments need far less)."""
 
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
-def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """True when ``value`` (parsed JSON) nests arrays and objects more than ``limit`` deep (walked iteratively)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in item)
-    return False
+
+def deepest(text: str) -> int:
+    """How deep JSON ``text`` nests arrays and objects, counted over brackets outside strings.
+
+    Never less than the depth the parser would reach before it stops (on valid text, exactly
+    that depth); for invalid text it may count more. Linear time, no recursion.
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads(text)``; ``ValueError`` (never ``RecursionError``) for text nested deeper than ``max_depth``."""
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ValueError(f"JSON nested deeper than {max_depth} levels") from None
-    if too_deep(value, max_depth):
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
+    if text.count("[") + text.count("{") > max_depth and deepest(text) > max_depth:
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
-    return value
+    return json.loads(text)

@@ -7,6 +7,7 @@ turn questions it would fail into errors.
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -44,3 +45,62 @@ def test_bounded_json_refuses_depth_as_a_value_error() -> None:
             jsonsafe.loads(text)
     assert jsonsafe.loads("[" * 100 + "]" * 100) is not None
     assert jsonsafe.loads(json.dumps({"a": [{"b": 1}]})) == {"a": [{"b": 1}]}
+
+
+def test_refusing_deep_text_never_runs_finalizers_at_the_recursion_limit() -> None:
+    """The CI failure: a finalizer the garbage collector ran while the parser sat at the recursion limit.
+
+    Garbage with finalizers is planted, and the collector is set to run after N allocations, for
+    N around the recursion limit. A parser that recurses into the deep text (the old ``loads``)
+    runs the finalizers some 1,000 frames down, where a 30-frame call fails; ``loads`` that
+    measures depth before parsing never gets there.
+    """
+    failed: list[int] = []
+
+    def descend(n: int) -> int:
+        return 0 if n == 0 else descend(n - 1)
+
+    class Finalized:
+        def __init__(self) -> None:
+            self.cycle = self  # collected by the cycle collector, not by reference counts
+
+        def __del__(self) -> None:
+            try:
+                descend(30)
+            except RecursionError:
+                failed.append(1)
+
+    threshold = gc.get_threshold()
+    try:
+        for after in range(800, 1300, 10):
+            gc.collect()
+            gc.disable()
+            planted = [Finalized() for _ in range(20)]
+            del planted
+            gc.set_threshold(after)
+            gc.enable()
+            for text in (DEEP, DEEP_OBJECT, "[" * 100_000):
+                with pytest.raises(ValueError, match="nested deeper than 100 levels"):
+                    jsonsafe.loads(text)
+            gc.collect()
+    finally:
+        gc.set_threshold(*threshold)
+        gc.enable()
+    assert failed == []
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}',
+    '["\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\\\"]',
+    "[" * 50 + ", ".join(["{}"] * 300) + "]" * 50,
+])
+def test_brackets_inside_strings_and_wide_text_are_not_depth(text: str) -> None:
+    assert jsonsafe.loads(text) == json.loads(text)
+    assert jsonsafe.loads(text.encode("utf-16")) == json.loads(text)
+
+
+def test_depth_counts_what_the_parser_would_reach() -> None:
+    assert jsonsafe.deepest('{"a": [1, {"b": "}}]]"}], "c": {}}') == 3
+    assert jsonsafe.deepest("[" * 101) == 101  # unclosed: the parser would still descend
+    with pytest.raises(ValueError, match="nested deeper"):
+        jsonsafe.loads(b"[" * 101)
