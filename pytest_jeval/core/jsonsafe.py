@@ -19,10 +19,14 @@ import re
 from itertools import accumulate
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "deepest", "loads"]
+__all__ = ["MAX_DEPTH", "RECORD_DEPTH", "check_depth", "deepest", "loads"]
 
 MAX_DEPTH = 100
 """Deepest nesting of arrays and objects accepted (a chat body or a tool's arguments need far less)."""
+
+RECORD_DEPTH = 400
+"""Deepest nesting read back from a result file (a record holds a trajectory that holds tool
+arguments of up to :data:`MAX_DEPTH` levels; the parser stays far from the recursion limit)."""
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
@@ -39,10 +43,25 @@ def deepest(text: str) -> int:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
+def check_depth(text: str | bytes, max_depth: int = MAX_DEPTH) -> None:
+    """``ValueError`` when JSON ``text`` nests deeper than ``max_depth``; cheap when it has few brackets.
+
+    Call it before ``json.loads`` of anything a sender controls (a result line, a tool's
+    arguments): the parser then never recurses near the interpreter's limit.
+    """
+    if isinstance(text, str):
+        if text.count("[") + text.count("{") <= max_depth:
+            return
+    else:
+        data = bytes(text)
+        if data.count(b"[") + data.count(b"{") <= max_depth:
+            return
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+    if deepest(text) > max_depth:
+        raise ValueError(f"JSON nested deeper than {max_depth} levels")
+
+
 def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads(text)``; ``ValueError`` (never ``RecursionError``) for text nested deeper than ``max_depth``."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
-    if text.count("[") + text.count("{") > max_depth and deepest(text) > max_depth:
-        raise ValueError(f"JSON nested deeper than {max_depth} levels")
+    check_depth(text, max_depth)
     return json.loads(text)

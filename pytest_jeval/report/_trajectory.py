@@ -12,6 +12,8 @@ import json
 from html import escape
 from typing import Any
 
+from pytest_jeval.core import jsonsafe
+
 #: Characters shown of one text (a message, the arguments of a call, a tool result).
 MAX_TEXT = 4000
 #: Characters shown of one trajectory's texts; the messages after that are counted, not shown.
@@ -73,8 +75,8 @@ def pretty_arguments(arguments: Any) -> str:
     """Tool-call arguments: indented JSON when they are (or parse as) a JSON object or list, else as sent."""
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
-        except (ValueError, RecursionError):
+            parsed = jsonsafe.loads(arguments)
+        except ValueError:
             return arguments
         return _json_text(parsed) if isinstance(parsed, (dict, list)) else arguments
     return _json_text(arguments)

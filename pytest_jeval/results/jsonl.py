@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jeval.core.files import open_append, read_bytes
+from pytest_jeval.core.jsonsafe import RECORD_DEPTH, check_depth
 
 __all__ = ["JsonlAppender", "JsonlContent", "ResultsWriteError", "parse_jsonl", "read_jsonl", "write_records"]
 
@@ -56,6 +57,7 @@ def parse_jsonl(data: bytes) -> JsonlContent:
             continue
         content.lines += 1
         try:
+            check_depth(raw, RECORD_DEPTH)
             rec = json.loads(raw)
         except (ValueError, RecursionError):
             content.unreadable += 1
@@ -75,6 +77,7 @@ def read_jsonl(path: Path) -> JsonlContent:
 
 def _is_record(fragment: bytes) -> bool:
     try:
+        check_depth(fragment, RECORD_DEPTH)
         rec = json.loads(fragment)
     except (ValueError, RecursionError):
         return False

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_jeval.core.jsonsafe import RECORD_DEPTH, check_depth
 from pytest_jeval.core.paths import AGGREGATE_NAME, aggregate_path, jsonl_files, trajectories_path
 from pytest_jeval.results.summary import summarize
 from pytest_jeval.scoring.metrics import confusion_matrix, expected_calibration_error, reliability_bins
@@ -67,6 +68,10 @@ def _finite_float(text: str) -> float:
 def strict_json(text: str) -> Any:
     """``json.loads`` that refuses ``NaN``/``Infinity``, numbers out of float range, lone
     surrogates and nesting too deep to handle (ValueError with the reason)."""
+    try:
+        check_depth(text, RECORD_DEPTH)
+    except ValueError:
+        raise ValueError("nested too deeply") from None
     try:
         value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
         if _SURROGATE_ESCAPE.search(text):  # decoded UTF-8 never holds one; only a \\u escape can

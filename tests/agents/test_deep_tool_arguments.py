@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import Callable
 
 import pytest
 
 from pytest_jeval.core import jsonsafe
+from pytest_jeval.report._trajectory import pretty_arguments
+from pytest_jeval.results.jsonl import parse_jsonl
+from pytest_jeval.results.reader import strict_json
 from pytest_jeval.testing.openai_server import FakeOpenAIServer, ToolCallSpec, script_responder, tool_answer
 from tests.support.agent import AgentProject
 
@@ -47,8 +51,32 @@ def test_bounded_json_refuses_depth_as_a_value_error() -> None:
     assert jsonsafe.loads(json.dumps({"a": [{"b": 1}]})) == {"a": [{"b": 1}]}
 
 
-def test_refusing_deep_text_never_runs_finalizers_at_the_recursion_limit() -> None:
+def _refuse_in_loads(text: str) -> None:
+    with pytest.raises(ValueError, match="nested deeper than 100 levels"):
+        jsonsafe.loads(text)
+
+
+def _refuse_in_result_lines(text: str) -> None:
+    content = parse_jsonl(b'{"record_id": "a"}\n{"record_id": "b", "x": ' + text.encode() + b"}\n")
+    assert list(content.records) == ["a"] and content.unreadable == 1
+
+
+def _refuse_in_result_reader(text: str) -> None:
+    with pytest.raises(ValueError, match="nested too deeply"):
+        strict_json(text)
+
+
+def _show_as_sent_in_report(text: str) -> None:
+    assert pretty_arguments(text) == text
+
+
+@pytest.mark.parametrize("refuse", [_refuse_in_loads, _refuse_in_result_lines, _refuse_in_result_reader,
+                                    _show_as_sent_in_report])
+def test_refusing_deep_text_never_runs_finalizers_at_the_recursion_limit(refuse: Callable[[str], None]) -> None:
     """The CI failure: a finalizer the garbage collector ran while the parser sat at the recursion limit.
+
+    Each reader of text a model or a file controls (tool arguments, result lines, the result
+    reader, the HTML report's arguments) measures depth first.
 
     Garbage with finalizers is planted, and the collector is set to run after N allocations, for
     N around the recursion limit. A parser that recurses into the deep text (the old ``loads``)
@@ -72,17 +100,17 @@ def test_refusing_deep_text_never_runs_finalizers_at_the_recursion_limit() -> No
 
     threshold = gc.get_threshold()
     try:
-        for after in range(800, 1300, 10):
-            gc.collect()
+        gc.collect()
+        for after in range(800, 1300, 20):
+            gc.collect(0)  # the youngest generation only: a full collection of pytest's heap is slow
             gc.disable()
             planted = [Finalized() for _ in range(20)]
             del planted
             gc.set_threshold(after)
             gc.enable()
             for text in (DEEP, DEEP_OBJECT, "[" * 100_000):
-                with pytest.raises(ValueError, match="nested deeper than 100 levels"):
-                    jsonsafe.loads(text)
-            gc.collect()
+                refuse(text)
+            gc.collect(0)
     finally:
         gc.set_threshold(*threshold)
         gc.enable()
