@@ -15,6 +15,7 @@ from pytest_jeval.session import gcpause
 from pytest_jeval.session.fixtures import (  # noqa: F401
     benchmark_entry,
     episode,
+    jeval_item,
     jeval_model,
     judge,
     model,

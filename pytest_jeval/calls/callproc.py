@@ -9,7 +9,9 @@ keeps the same interface but runs the :class:`CallCore` in a child interpreter
 The two talk over a socket pair with :class:`multiprocessing.connection.Connection`
 framing (pickles): the parent sends ``("submit", [(id, endpoint, request, use_cache), ...])``,
 ``("check", id, [endpoint, ...])`` (the session-start endpoint check) and ``("close",)``; the
-child answers every call with ``("done", id, reply, error, stats)`` and a check with
+child answers calls with ``("done", [(id, reply, error), ...], stats)``: the calls that finished
+in one pass of its event loop go in one message (one pickle of the counters, one write, one
+wake-up of the parent's reader instead of one per call), and a check with
 ``("checked", id, [EndpointCheck, ...])``.
 The suite's API keys travel only over that socket: they are never put in the child's
 command line or environment, which holds only :data:`HELPER_ENV_VARS` (see
@@ -119,16 +121,17 @@ class ProcessCallScheduler:
                 if check is not None:
                     check.set_result(message[2])
                 continue
-            _kind, call_no, reply, error, stats = message
+            _kind, answers, stats = message
             self._child_stats = stats
             with self._lock:
-                pending = self._pending.pop(call_no, None)
-            if pending is None or pending[0].done():
-                continue
-            if error is None:
-                pending[0].set_result(reply)
-            else:
-                pending[0].set_exception(error)
+                settled = [(self._pending.pop(call_no, None), reply, error) for call_no, reply, error in answers]
+            for pending, reply, error in settled:
+                if pending is None or pending[0].done():
+                    continue
+                if error is None:
+                    pending[0].set_result(reply)
+                else:
+                    pending[0].set_exception(error)
         self._child_gone()
 
     def _child_gone(self) -> None:
@@ -349,6 +352,17 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[None] = loop.create_future()
     tasks: set[asyncio.Task[None]] = set()
+    outbox: list[tuple[int, Reply | None, BaseException | None]] = []
+
+    def flush() -> None:
+        """Send the answers gathered since the last flush, in one message."""
+        answers = outbox[:]
+        outbox.clear()
+        try:
+            conn.send(("done", answers, core.stats))
+        except (OSError, ValueError):
+            if not stop.done():
+                stop.set_result(None)
 
     async def check(token: int, endpoints: list[Endpoint]) -> None:
         from pytest_jeval.calls.scheduler import check_endpoints
@@ -372,11 +386,9 @@ async def _serve(conn: Connection, cache_dir: str | None, budget: BudgetSpec | N
             error = exc
         except Exception as exc:  # anything else reaches the item as an error, as in-process
             error = EndpointError(f"{type(exc).__name__}: {exc}")
-        try:
-            conn.send(("done", call_no, reply, error, core.stats))
-        except (OSError, ValueError):
-            if not stop.done():
-                stop.set_result(None)
+        if not outbox:  # the first answer of this pass: flush once the loop has run what is ready
+            loop.call_soon(flush)
+        outbox.append((call_no, reply, error))
 
     def readable() -> None:
         try:

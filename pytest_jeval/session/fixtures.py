@@ -1,7 +1,14 @@
-"""The fixtures benchmark modules use: ``sample``, ``model``, ``judge``, ``response`` and ``score``."""
+"""The fixtures benchmark modules use: ``sample``, ``model``, ``judge``, ``response`` and ``score``.
+
+They take :func:`jeval_item` rather than ``request``: pytest builds a new fixture definition
+for ``request`` each time a fixture asks for it (a signature inspection each), which was
+the largest single share of its per-item cost; ``jeval_item`` is built once per item and
+then looked up.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +34,27 @@ def _runtime(request: pytest.FixtureRequest) -> Runtime:
     return runtime
 
 
-def _case(request: pytest.FixtureRequest) -> ItemCase:
-    case: ItemCase | None = request.node.stash.get(case_key, None)
-    if case is None:
-        raise pytest.UsageError(f"{request.node.nodeid} is not a jeval benchmark item")
-    return case
+@dataclasses.dataclass(frozen=True)
+class JevalItem:
+    """What the plugin's fixtures need of the item they serve: the run, its case and its ``request``."""
+
+    runtime: Runtime
+    found: ItemCase | None
+    """The item's case; None for a test that is not a benchmark item (only ``judge`` allows that)."""
+    request: pytest.FixtureRequest
+
+    @property
+    def case(self) -> ItemCase:
+        """The item's case; a usage error for a test that is not a benchmark item."""
+        if self.found is None:
+            raise pytest.UsageError(f"{self.request.node.nodeid} is not a jeval benchmark item")
+        return self.found
+
+
+@pytest.fixture
+def jeval_item(request: pytest.FixtureRequest) -> JevalItem:
+    """The run and the case of this item, for the plugin's own fixtures (built once per item)."""
+    return JevalItem(_runtime(request), request.node.stash.get(case_key, None), request)
 
 
 @pytest.fixture
@@ -48,19 +71,19 @@ def sample(request: pytest.FixtureRequest) -> Sample:
 
 
 @pytest.fixture
-def benchmark_entry(request: pytest.FixtureRequest) -> BenchmarkEntry:
+def benchmark_entry(jeval_item: JevalItem) -> BenchmarkEntry:
     """This item's ``[[benchmarks]]`` entry from the suite (evaluator, kind, scale, repeats, ...)."""
-    return _runtime(request).plan.benchmarks[_case(request).benchmark].entry
+    return jeval_item.runtime.plan.benchmarks[jeval_item.case.benchmark].entry
 
 
 @pytest.fixture
-def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
+def model(jeval_item: JevalItem, jeval_model: str) -> ModelClient:
     """A chat client for the model under test, with this benchmark's generation settings."""
     from pytest_jeval.calls.client import ModelClient
     from pytest_jeval.core.sample import repeat_nonce
 
-    runtime = _runtime(request)
-    case = _case(request)
+    runtime = jeval_item.runtime
+    case = jeval_item.case
 
     def failed(exc: Exception) -> None:
         if case.error is None:  # the first failure is the item's error
@@ -78,15 +101,15 @@ def model(request: pytest.FixtureRequest, jeval_model: str) -> ModelClient:
 
 
 @pytest.fixture
-def judge(request: pytest.FixtureRequest) -> ModelClient | None:
+def judge(jeval_item: JevalItem) -> ModelClient | None:
     """A chat client for the ``[judge]`` model, or None when the suite has no judge."""
     from pytest_jeval.calls.client import ModelClient
 
-    runtime = _runtime(request)
+    runtime = jeval_item.runtime
     cfg = runtime.plan.suite.judge
     if cfg is None:
         return None
-    case = request.node.stash.get(case_key, None)
+    case = jeval_item.found
     settings = runtime.plan.judge_settings(case.benchmark if case is not None else None)
     assert settings is not None
     # Judge failures are not the item's error: the scorers that ask the judge keep them
@@ -115,7 +138,7 @@ def judge(request: pytest.FixtureRequest) -> ModelClient | None:
 
 
 @pytest.fixture
-def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample) -> Reply | None:
+def response(jeval_item: JevalItem, model: ModelClient, sample: Sample) -> Reply | None:
     """The model's reply to this benchmark's prompt for ``sample`` (sent ahead of time).
 
     None when the benchmark's prompt is None for this sample (no model call needed).
@@ -123,13 +146,13 @@ def response(request: pytest.FixtureRequest, model: ModelClient, sample: Sample)
     """
     from pytest_jeval.core.chat import Reply
 
-    runtime = _runtime(request)
-    case = _case(request)
+    runtime = jeval_item.runtime
+    case = jeval_item.case
     _skip_refused(sample)
     if case.resumed is not None:
         return Reply(text=case.resumed.get("model_answer") or "", model=model.name, cached=True)
     if runtime.plan.benchmarks[case.benchmark].is_agent:
-        ran: Episode = request.getfixturevalue("episode")
+        ran: Episode = jeval_item.request.getfixturevalue("episode")
         return ran.replies[-1] if ran.replies else None
     definition = runtime.plan.benchmarks[case.benchmark].benchmark
     prompt = runtime.plan.sample_prompt(case.benchmark, sample)  # with its few-shot examples, if any
@@ -152,7 +175,7 @@ class EpisodeError(Exception):
 
 
 @pytest.fixture
-def episode(request: pytest.FixtureRequest, jeval_model: str, sample: Sample) -> Iterator[Episode]:
+def episode(jeval_item: JevalItem, jeval_model: str, sample: Sample) -> Iterator[Episode]:
     """The agent episode of this sample (started ahead of time), after it ended.
 
     Only for benchmarks that run with ``backend = "agent"``. An episode the harness could
@@ -161,8 +184,8 @@ def episode(request: pytest.FixtureRequest, jeval_model: str, sample: Sample) ->
     """
     from pytest_jeval.core.episode import Episode
 
-    runtime = _runtime(request)
-    case = _case(request)
+    runtime = jeval_item.runtime
+    case = jeval_item.case
     _skip_refused(sample)
     planned = runtime.plan.benchmarks[case.benchmark]
     if not planned.is_agent:
@@ -231,10 +254,10 @@ def failure_message(sample: Sample, result: Score, answer: str, *, stop: str | N
 
 
 @pytest.fixture
-def score(request: pytest.FixtureRequest) -> ScoreSink:
+def score(jeval_item: JevalItem) -> ScoreSink:
     """Record this sample's :class:`Score`; a wrong or unscored answer fails the item, its message
     saying why (:func:`failure_message`)."""
-    case = _case(request)
+    case = jeval_item.case
 
     def record(result: Score) -> None:
         case.score = result
