@@ -24,10 +24,18 @@ pytest-jeval's ``mmlu-pro`` prompt, sent verbatim by every harness):
               ``max_concurrency = 64``, ``call_executor = "auto"``, cache off; one JSONL record per sample
   lm-eval     ``lm_eval --model local-chat-completions`` with ``num_concurrent=64``, a ``generate_until`` task
               on the same JSONL (regex ``Answer: X``, ``exact_match``), ``--log_samples``
+  core        (not in the default sitting) pytest-jeval's call core alone, with no pytest: a ``CallCore`` (the
+              ``openai`` client as pytest-jeval drives it: raw body, aiohttp transport, the deadline) sending
+              every prompt at once, ``max_concurrency`` 64 (this script, ``--core-loop``)
+  aiohttp     (not in the default sitting) a lean ``aiohttp`` loop with no ``openai`` client, what lm-eval's
+              ``local-chat-completions`` does: one session, JSON bodies, a semaphore of 64 (``--aiohttp-loop``)
   openjarvis  OpenJarvis's ``EvalRunner`` (what ``python -m openjarvis.evals run`` drives) with
               ``max_workers=64``, ``JarvisDirectBackend`` on the endpoint, its ``MMLUProScorer`` (an LLM judge:
               a second call per sample, to the same endpoint), writing its JSONL (this script,
               ``--openjarvis-driver``, run by the peer's own interpreter)
+
+``core`` and ``aiohttp`` are the floors of the in-call time: what the ``openai`` client costs per call, and
+what a harness without it can reach, on the same server and machine (``--only core,aiohttp,jeval,lm-eval``).
 
 The harnesses run interleaved, ``--rounds`` times (after one unreported warm-up run each). Per run:
 
@@ -165,6 +173,15 @@ def bare_harness(concurrency: int) -> Harness:
     return Harness("bare", f"bare AsyncOpenAI loop ({concurrency} in flight)", command, _json_correct)
 
 
+def loop_harness(mode: str, label: str, concurrency: int) -> Harness:
+    """One of this script's own loops (``--core-loop``, ``--aiohttp-loop``) as a harness."""
+
+    def command(url: str, work: Path, rows: Path, prompts: Path) -> list[str]:
+        return [PY, str(Path(__file__).resolve()), f"--{mode}-loop", url, str(prompts), str(concurrency)]
+
+    return Harness(mode, label, command, _json_correct)
+
+
 def jeval_harness(concurrency: int, checkout: Path | None = None) -> Harness:
     """pytest-jeval from this checkout, or (``checkout``) from another one (``--jeval-before``)."""
 
@@ -255,17 +272,67 @@ def _samples(work: Path) -> int:
 
 # --------------------------------------------------------------------------- the bare loop and the OpenJarvis driver
 
+def _letter_correct(text: str, row: dict[str, Any]) -> bool:
+    found = re.findall(r"Answer:\s*([A-D])", text)
+    return bool(found) and found[-1] == row["answer"]
+
+
 def bare_main(url: str, prompts: Path, concurrency: int) -> int:
     import asyncio
 
     from bench_throughput import bare_loop  # tests/perf, the directory of this script
 
-    def correct_of(text: str, row: dict[str, Any]) -> bool:
-        found = re.findall(r"Answer:\s*([A-D])", text)
-        return bool(found) and found[-1] == row["answer"]
+    rows = [json.loads(line) for line in prompts.read_text(encoding="utf-8").splitlines()]
+    print(json.dumps(asyncio.run(bare_loop(url, rows, lambda row: row["prompt"], _letter_correct, concurrency))))
+    return 0
+
+
+def core_main(url: str, prompts: Path, concurrency: int) -> int:
+    """pytest-jeval's ``CallCore`` alone: every prompt submitted at once, as the call helper gets them."""
+    import asyncio
+
+    from pydantic import SecretStr
+
+    from pytest_jeval.calls.scheduler import CallCore
+    from pytest_jeval.core.chat import ChatRequest, Endpoint
 
     rows = [json.loads(line) for line in prompts.read_text(encoding="utf-8").splitlines()]
-    print(json.dumps(asyncio.run(bare_loop(url, rows, lambda row: row["prompt"], correct_of, concurrency))))
+    endpoint = Endpoint(base_url=url, api_key=SecretStr("bench"), max_concurrency=concurrency, timeout=60,
+                        max_retries=2)
+
+    async def run() -> int:
+        core = CallCore()
+        replies = await asyncio.gather(*(core.call(endpoint, ChatRequest(
+            model="test-model", messages=({"role": "user", "content": row["prompt"]},))) for row in rows))
+        await core.aclose()
+        return sum(_letter_correct(reply.text, row) for reply, row in zip(replies, rows))
+
+    print(json.dumps({"samples": len(rows), "correct": asyncio.run(run())}))
+    return 0
+
+
+def aiohttp_main(url: str, prompts: Path, concurrency: int) -> int:
+    """A lean ``aiohttp`` loop, no ``openai`` client: what lm-eval's ``local-chat-completions`` sends with."""
+    import asyncio
+
+    import aiohttp
+
+    rows = [json.loads(line) for line in prompts.read_text(encoding="utf-8").splitlines()]
+
+    async def run() -> int:
+        slots = asyncio.Semaphore(concurrency)
+        headers = {"Authorization": "Bearer bench"}
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+            async def one(row: dict[str, Any]) -> bool:
+                body = {"model": "test-model", "messages": [{"role": "user", "content": row["prompt"]}],
+                        "temperature": 0.0, "max_tokens": 2048}
+                async with slots, session.post(f"{url}/chat/completions", json=body, headers=headers) as response:
+                    reply = json.loads(await response.read())
+                return _letter_correct(reply["choices"][0]["message"]["content"] or "", row)
+
+            return sum(await asyncio.gather(*(one(row) for row in rows)))
+
+    print(json.dumps({"samples": len(rows), "correct": asyncio.run(run())}))
     return 0
 
 
@@ -413,6 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--bare-loop":
         return bare_main(argv[1], Path(argv[2]), int(argv[3]))
+    if argv and argv[0] in ("--core-loop", "--aiohttp-loop"):
+        main_of = core_main if argv[0] == "--core-loop" else aiohttp_main
+        return main_of(argv[1], Path(argv[2]), int(argv[3]))
     if argv and argv[0] == "--openjarvis-driver":
         return openjarvis_main(argv[1], Path(argv[2]), int(argv[3]), Path(argv[4]))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -424,7 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load", choices=("idle", "hog", "both"), default="both",
                         help="no hog, a `yes > /dev/null` hog on one core, or both sittings (default)")
     parser.add_argument("--only", default="bare,jeval,lm-eval,openjarvis",
-                        help="comma-separated harnesses, default all: bare,jeval,lm-eval,openjarvis")
+                        help="comma-separated harnesses, default bare,jeval,lm-eval,openjarvis; also core, aiohttp "
+                             "(the in-call floors with and without the openai client)")
     parser.add_argument("--peers-dir", type=Path, default=Path.home() / ".cache" / "pytest-jeval" / "peers",
                         help="where the peers' virtual environments live (default ~/.cache/pytest-jeval/peers)")
     parser.add_argument("--install-timeout", type=float, default=1500, help="seconds per peer install, default 1500")
@@ -437,6 +508,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in only:
         if name == "bare":
             harnesses.append(bare_harness(args.concurrency))
+        elif name == "core":
+            harnesses.append(loop_harness("core", f"pytest-jeval's call core alone, no pytest (CallCore, "
+                                          f"max_concurrency = {args.concurrency})", args.concurrency))
+        elif name == "aiohttp":
+            harnesses.append(loop_harness("aiohttp", f"a lean aiohttp loop, no openai client ({args.concurrency} "
+                                          "in flight)", args.concurrency))
         elif name == "jeval":
             harnesses.append(jeval_harness(args.concurrency))
             if args.jeval_before is not None:
@@ -449,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
             harnesses.append(lm_eval_harness(peer, args.concurrency) if name == "lm-eval"
                              else openjarvis_harness(peer, args.concurrency))
         else:
-            parser.error(f"--only: unknown harness {name!r} (bare, jeval, lm-eval, openjarvis)")
+            parser.error(f"--only: unknown harness {name!r} (bare, jeval, lm-eval, openjarvis, core, aiohttp)")
     sys.path.insert(0, str(HERE))
     env = dict(os.environ)
     for key in ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER"):
