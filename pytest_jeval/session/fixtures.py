@@ -1,9 +1,8 @@
 """The fixtures benchmark modules use: ``sample``, ``model``, ``judge``, ``response`` and ``score``.
 
 They take :func:`jeval_item` rather than ``request``: pytest builds a new fixture definition
-for ``request`` each time a fixture asks for it (a signature inspection each), which was
-the largest single share of its per-item cost; ``jeval_item`` is built once per item and
-then looked up.
+for ``request`` each time a fixture asks for it (a signature inspection each: 13 per item
+before, 7 now); ``jeval_item`` is built once per item and then looked up.
 """
 
 from __future__ import annotations
